@@ -1,0 +1,64 @@
+# Two commands do everything on a fresh machine: `make serve` and `make test` (see README.md).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO_MODELS := digits sentiment efficientnet_lite0
+# The mode each demo model is served in: a measured choice, see docs/conversion.md.
+QUANTIZATION_digits := dynamic
+QUANTIZATION_sentiment := dynamic
+QUANTIZATION_efficientnet_lite0 := int8
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+RECIPE_COMMON := saved_model/__init__.py saved_model/__main__.py saved_model/recipes/common.py
+CONVERT_SOURCES := $(wildcard convert/*.py)
+
+.PHONY: help venv models serve test bench lint clean
+
+help:
+	@echo "make serve   build the demo models if needed, convert them, serve the API on http://$(HOST):$(PORT)"
+	@echo "make test    the whole test suite (installs and starts what it needs)"
+	@echo "make models  build + convert the demo models only;  make bench  write BENCHMARKS.md"
+
+# The development environment: build tooling + test tools + the function's runtime, in one venv.
+$(VENV)/.installed: requirements.txt requirements-build.txt requirements-data.txt requirements-test.txt
+	@echo "==> [$$(date +%T)] creating $(VENV) and installing dependencies (first run: ~1-3 min)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-build.txt -r requirements-test.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt -r requirements-data.txt
+	@touch $@
+	@echo "==> [$$(date +%T)] $(VENV) ready"
+
+venv: $(VENV)/.installed
+
+# A SavedModel is rebuilt when its recipe changes; a converted model when its SavedModel or convert/ changes.
+saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.installed
+	@$(PY) -m saved_model build $*
+	@touch $@
+
+models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
+	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)
+
+models: $(foreach m,$(DEMO_MODELS),models/$(m)/manifest.json)
+	@echo "==> demo models ready in models/: $(DEMO_MODELS)"
+
+serve: models
+	@echo "==> serving on http://$(HOST):$(PORT) (Ctrl-C to stop)"
+	@$(PY) -m function serve --host $(HOST) --port $(PORT)
+
+test: models
+	@bash tools/install-test-deps.sh
+	@$(PY) -m pytest
+
+bench: models
+	@$(PY) -m bench
+
+lint: venv
+	@$(VENV)/bin/hadolint Dockerfile
+
+clean:
+	rm -rf models build $(foreach m,$(DEMO_MODELS),saved_model/$(m))
