@@ -1,0 +1,69 @@
+"""What every recipe shares: seeding, progress lines, and writing a SavedModel directory atomically."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+SEED = 1234
+_START = time.monotonic()
+
+
+def stage(message: str) -> None:
+    """One progress line per stage, with the time since the build started, so a first run is never silent."""
+    print(f"  [{time.monotonic() - _START:6.1f}s] {message}", flush=True)
+
+
+def seed_everything(seed: int = SEED) -> None:
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    import keras  # noqa: PLC0415  (recipes import TensorFlow lazily: `--help` stays fast)
+
+    keras.utils.set_random_seed(seed)
+
+
+def write_saved_model(
+    model,
+    out_dir: Path,
+    sidecar: Mapping,
+    validation: Mapping[str, np.ndarray],
+    representative: Mapping[str, np.ndarray] | None = None,
+    extra_files: Mapping[str, Path] | None = None,
+) -> Path:
+    """Export with `model.export()` (FACTS: tf.saved_model.save converts to a weightless model) plus the
+    sidecar, validation.npz, optional representative.npz and extra files (e.g. tokenizer.json).
+    Written to a temporary sibling and renamed, so an interrupted build never leaves a half model."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
+    try:
+        export_dir = tmp / "export"
+        model.export(str(export_dir), verbose=False)
+        for item in export_dir.iterdir():
+            item.rename(tmp / item.name)
+        export_dir.rmdir()
+        sidecar = dict(sidecar)
+        sidecar["validation"] = {"samples": "validation.npz"}
+        np.savez_compressed(tmp / "validation.npz", **validation)
+        if representative is not None:
+            np.savez_compressed(tmp / "representative.npz", **representative)
+            sidecar["validation"]["representative"] = "representative.npz"
+        for name, source in (extra_files or {}).items():
+            shutil.copyfile(source, tmp / name)
+        (tmp / "sidecar.json").write_text(json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    stage(f"wrote {out_dir}")
+    return out_dir
