@@ -52,7 +52,7 @@ serve: models
 
 test: models
 	@bash tools/install-test-deps.sh
-	@$(PY) -m pytest
+	@bash tools/run-tests.sh
 
 bench: models
 	@$(PY) -m bench
