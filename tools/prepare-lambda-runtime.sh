@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Prepares what tests/support/lambda_runtime.py runs offline: a clean Python 3.12+ venv holding requirements.txt ALONE
+# (plus the runtime client the Lambda base image ships) and AWS's Runtime Interface Emulator binary, both under
+# build/lambda-runtime/. Idempotent: skips each part while its inputs are unchanged. Needs the registries; pytest not.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=build/lambda-runtime
+VENV="$OUT/venv"
+# What public.ecr.aws/lambda/python:3.12 ships outside LAMBDA_TASK_ROOT: the runtime client and its dependencies.
+BASE_IMAGE_PACKAGES=(awslambdaric==4.2.2 simplejson==4.3.0 snapshot-restore-py==1.0.0)
+# The emulator is not on PyPI on its own; AWS ships it inside the SAM CLI wheel.
+SAM_CLI_VERSION=1.170.0
+
+log() { echo "==> [$(date +%T)] $*"; }
+
+# The interpreter Lambda runs is 3.12: prefer exactly that, then 3.13, and only then whatever python3 is.
+pick_python() {
+  local candidates=("${LAMBDA_PYTHON:-}" python3.12 python3.13)
+  if command -v pyenv >/dev/null 2>&1; then
+    candidates+=("$(pyenv root)"/versions/3.12.*/bin/python3.12 "$(pyenv root)"/versions/3.13.*/bin/python3.13)
+  fi
+  local py
+  for py in "${candidates[@]}"; do
+    [ -n "$py" ] || continue
+    if "$py" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 12))' >/dev/null 2>&1; then
+      echo "$py"
+      return
+    fi
+  done
+  echo "==> no Python 3.12+ found: the Lambda runtime venv falls back to python3 ($(python3 --version))" >&2
+  echo python3
+}
+
+prepare_venv() {
+  local python stamp
+  python=$(pick_python)
+  # Rebuilt when the lock, the base-image packages or the interpreter change.
+  stamp=$( { cat requirements.txt; printf '%s\n' "${BASE_IMAGE_PACKAGES[@]}"; "$python" -VV; } | sha256sum | cut -d' ' -f1)
+  if [ -f "$VENV/.stamp" ] && [ "$(cat "$VENV/.stamp")" = "$stamp" ]; then
+    return
+  fi
+  log "creating the Lambda runtime venv ($("$python" --version)) from requirements.txt alone"
+  rm -rf "$VENV"
+  "$python" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt \
+    "${BASE_IMAGE_PACKAGES[@]}"
+  echo "$stamp" >"$VENV/.stamp"
+  log "Lambda runtime venv ready: $(du -sh "$VENV" | cut -f1)"
+}
+
+prepare_emulator() {
+  local arch binary download
+  case "$(uname -m)" in
+    x86_64) arch=x86_64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) echo "==> no Runtime Interface Emulator for $(uname -m)" >&2; return 1 ;;
+  esac
+  binary="$OUT/aws-lambda-rie-$arch"
+  if [ -x "$binary" ] && [ "$(cat "$binary.version" 2>/dev/null)" = "$SAM_CLI_VERSION" ]; then
+    return
+  fi
+  log "fetching the Lambda Runtime Interface Emulator (aws-sam-cli==$SAM_CLI_VERSION wheel)"
+  download=$(mktemp -d)
+  trap 'rm -rf "$download"' RETURN
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --dest "$download" \
+    "aws-sam-cli==$SAM_CLI_VERSION"
+  python3 - "$download"/aws_sam_cli-*.whl "samcli/local/rapid/aws-lambda-rie-$arch" "$binary" <<'PY'
+import shutil, sys, zipfile
+wheel, member, target = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, open(target, "wb") as sink:
+    shutil.copyfileobj(source, sink)
+PY
+  chmod +x "$binary"
+  echo "$SAM_CLI_VERSION" >"$binary.version"
+  log "emulator ready: $binary"
+}
+
+mkdir -p "$OUT"
+prepare_venv
+prepare_emulator
