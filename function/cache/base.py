@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 # A result is the JSON-serialisable prediction for one input (without the "cached" flag).
 Result = dict
@@ -14,3 +14,27 @@ class ResultStore(Protocol):
 
     def put_many(self, results: Mapping[str, Result]) -> None:
         """Store results under their keys. Never raises: a failing store only costs a recomputation."""
+
+
+class Entry(NamedTuple):
+    """A stored result with the epoch second after which readers must ignore it."""
+
+    result: Result
+    expires_at: float
+
+
+class SharedResultStore(ResultStore, Protocol):
+    """A store behind the in-process LRU: also tells when each hit expires, so the LRU never outlives it."""
+
+    def get_entries(self, keys: Sequence[str]) -> dict[str, Entry]:
+        """Like get_many, with each hit's expiry. Never raises."""
+
+
+class NullResultStore:
+    """RESULTS_CACHE=off: never stores, always misses."""
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
+        return {}
+
+    def put_many(self, results: Mapping[str, Result]) -> None:
+        return None

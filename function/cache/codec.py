@@ -1,0 +1,46 @@
+"""How a result is written to and read back from a shared store: canonical JSON plus its sha256.
+
+A reader accepts an entry only if the checksum matches and the JSON is an object, so a torn, truncated or
+hand-edited entry is a miss, never an answer.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from function.cache.base import Result
+
+
+def encode_result(result: Result) -> tuple[str, str]:
+    """Return (canonical JSON, sha256 hex of it)."""
+    text = json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text, checksum_of(text)
+
+
+def checksum_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def decode_result(text: object, checksum: object) -> Result | None:
+    """The stored result, or None when the entry is not exactly what `encode_result` wrote."""
+    if not isinstance(text, str) or not isinstance(checksum, str) or checksum_of(text) != checksum:
+        return None
+    try:
+        result = json.loads(text)
+    except ValueError:
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def model_version_of(result: Result) -> str:
+    """The model sha256 a result names, if any: stored beside it for operators, never used for lookups."""
+    for field in ("model_version", "model_sha256"):
+        value = result.get(field)
+        if isinstance(value, str):
+            return value
+    model = result.get("model")
+    if isinstance(model, dict):
+        for field in ("version", "sha256", "model_sha256"):
+            if isinstance(model.get(field), str):
+                return model[field]
+    return ""

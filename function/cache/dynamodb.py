@@ -1,0 +1,183 @@
+"""The shared store across containers: a DynamoDB table, through a lazily created boto3 client.
+
+Every failure (down, slow, throttled, malformed item, oversize result) is logged, counted and becomes a miss or
+a skipped write. Latency bound and table definition: docs/caching.md.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from function.cache.base import Entry, Result
+from function.cache.breaker import CircuitBreaker
+from function.cache.dynamodb_item import KEY_ATTRIBUTE, MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
+from function.cache.stats import StoreStats
+
+log = logging.getLogger(__name__)
+
+GET_BATCH = 100  # BatchGetItem's limit
+PUT_BATCH = 25  # BatchWriteItem's limit
+UNPROCESSED_RETRIES = 2  # extra rounds for UnprocessedKeys/Items before they count as throttled
+UNPROCESSED_PAUSE_SECONDS = 0.05  # times the round number: 50 ms, then 100 ms
+COOLDOWN_SECONDS = 30.0  # after a failed call, the store is skipped this long (docs/caching.md: latency bound)
+CONNECT_TIMEOUT_SECONDS = 0.5
+READ_TIMEOUT_SECONDS = 1.0
+TOTAL_MAX_ATTEMPTS = 2
+THROTTLING_CODES = frozenset({
+    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "Throttling",
+})
+
+
+def create_dynamodb_client():
+    """A DynamoDB client with short timeouts and one retry. Imports boto3 only now: it costs ~0.4 s of cold start."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        read_timeout=READ_TIMEOUT_SECONDS,
+        retries={"mode": "standard", "total_max_attempts": TOTAL_MAX_ATTEMPTS},
+    )
+    return boto3.session.Session().client("dynamodb", config=config)
+
+
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
+def _error_code(error: Exception) -> str:
+    response = getattr(error, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+class DynamoDBResultStore:
+    def __init__(
+        self,
+        table: str,
+        ttl_seconds: float,
+        client=None,
+        client_factory: Callable[[], object] = create_dynamodb_client,
+        clock: Callable[[], float] = time.time,
+        breaker: CircuitBreaker | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.table = table
+        self.ttl_seconds = ttl_seconds
+        self.stats = StoreStats()
+        self.breaker = breaker or CircuitBreaker(COOLDOWN_SECONDS)
+        self._client = client
+        self._client_factory = client_factory
+        self._client_lock = threading.Lock()
+        self._clock = clock
+        self._sleep = sleep
+
+    def _dynamodb(self):
+        if self._client is None:
+            with self._client_lock:
+                if self._client is None:
+                    self._client = self._client_factory()
+        return self._client
+
+    def _call(self, operation: str, count: int, **request) -> dict | None:
+        """One API call; on any failure log, count, open the breaker and return None."""
+        try:
+            response = getattr(self._dynamodb(), operation)(**request)
+        except Exception as error:  # the contract is "never raises": botocore, urllib3, bad config alike
+            code = _error_code(error)
+            self.stats.add("throttled" if code in THROTTLING_CODES else "errors")
+            self.breaker.trip()
+            log.warning("result cache: DynamoDB %s of %d items failed (%s: %s); skipping the table for %.0f s",
+                        operation, count, code or type(error).__name__, error, self.breaker.cooldown_seconds)
+            return None
+        if not isinstance(response, dict):
+            self.stats.add("errors")
+            return None
+        return response
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
+        return {key: entry.result for key, entry in self.get_entries(keys).items()}
+
+    def get_entries(self, keys: Sequence[str]) -> dict[str, Entry]:
+        wanted = list(dict.fromkeys(keys))  # BatchGetItem rejects duplicate keys
+        found: dict[str, Entry] = {}
+        now = self._clock()
+        for chunk in _chunks(wanted, GET_BATCH):
+            request = {self.table: {"Keys": [{KEY_ATTRIBUTE: {"S": key}} for key in chunk]}}
+            for round_number in range(UNPROCESSED_RETRIES + 1):
+                if not self.breaker.allows():
+                    self.stats.add("skipped", len(request[self.table]["Keys"]))
+                    break
+                if round_number:
+                    self._sleep(UNPROCESSED_PAUSE_SECONDS * round_number)
+                response = self._call("batch_get_item", len(request[self.table]["Keys"]), RequestItems=request)
+                if response is None:
+                    break
+                self._collect(response.get("Responses", {}).get(self.table, []), set(chunk), now, found)
+                request = response.get("UnprocessedKeys") or {}
+                if not request.get(self.table, {}).get("Keys"):
+                    break
+            else:
+                left = len(request[self.table]["Keys"])
+                log.warning("result cache: DynamoDB left %d keys unprocessed, treated as misses", left)
+                self.stats.add("throttled", left)
+        self.stats.add("hits", len(found))
+        self.stats.add("misses", len(wanted) - len(found))
+        return found
+
+    def _collect(self, items: list, asked: set[str], now: float, found: dict[str, Entry]) -> None:
+        for item in items:
+            try:
+                key, entry = parse_item(item)
+            except CorruptItem as error:
+                log.warning("result cache: corrupt DynamoDB item ignored: %s", error)
+                self.stats.add("corrupt")
+                continue
+            if key not in asked:
+                self.stats.add("corrupt")
+            elif entry.expires_at <= now:
+                self.stats.add("expired")  # DynamoDB deletes expired items late, or never in local servers
+            else:
+                found[key] = entry
+
+    def put_many(self, results: Mapping[str, Result]) -> None:
+        now = self._clock()
+        items = []
+        for key, result in results.items():
+            try:
+                item = build_item(key, result, now, self.ttl_seconds)
+            except (TypeError, ValueError) as error:
+                log.warning("result cache: result for %s is not JSON, not stored: %s", key[:12], error)
+                self.stats.add("errors")
+                continue
+            size = item_size(item)
+            if size > MAX_ITEM_BYTES:
+                log.warning("result cache: result for %s is %d bytes as an item, over DynamoDB's %d: not stored",
+                            key[:12], size, MAX_ITEM_BYTES)
+                self.stats.add("oversize")
+                continue
+            items.append(item)
+        for chunk in _chunks(items, PUT_BATCH):
+            request = {self.table: [{"PutRequest": {"Item": item}} for item in chunk]}
+            for round_number in range(UNPROCESSED_RETRIES + 1):
+                pending = len(request[self.table])
+                if not self.breaker.allows():
+                    self.stats.add("skipped", pending)
+                    break
+                if round_number:
+                    self._sleep(UNPROCESSED_PAUSE_SECONDS * round_number)
+                response = self._call("batch_write_item", pending, RequestItems=request)
+                if response is None:
+                    break
+                request = response.get("UnprocessedItems") or {}
+                left = len(request.get(self.table, []))
+                self.stats.add("writes", pending - left)
+                if not left:
+                    break
+            else:
+                left = len(request[self.table])
+                log.warning("result cache: DynamoDB left %d writes unprocessed, skipped", left)
+                self.stats.add("throttled", left)
