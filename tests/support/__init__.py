@@ -1,0 +1,1 @@
+"""Helpers the tests share: real servers, started and stopped by the suite."""

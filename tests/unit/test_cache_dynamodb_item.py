@@ -1,0 +1,45 @@
+"""The DynamoDB item shape: what is written is what parses back; anything else is corrupt; size is measured."""
+import hashlib
+import json
+
+import pytest
+
+from function.cache.dynamodb_item import MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
+
+
+def test_round_trip_keeps_result_and_expiry():
+    item = build_item("k" * 64, {"label": "cat", "model": {"version": "abc"}}, now=1000.7, ttl_seconds=60)
+    key, entry = parse_item(item)
+    assert key == "k" * 64
+    assert entry.result == {"label": "cat", "model": {"version": "abc"}}
+    assert entry.expires_at == 1060
+    assert item["model_version"] == {"S": "abc"}
+
+
+@pytest.mark.parametrize("damage", [
+    lambda item: item.pop("checksum"),
+    lambda item: item.update(result={"S": item["result"]["S"][:-3]}),
+    lambda item: item.update(expires_at={"S": "soon"}),
+    lambda item: item.update(result={"S": "[1,2]"}, checksum={"S": hashlib.sha256(b"[1,2]").hexdigest()}),
+])
+def test_damaged_items_are_corrupt(damage):
+    item = build_item("k", {"label": "cat"}, now=0, ttl_seconds=60)
+    damage(item)
+    with pytest.raises(CorruptItem):
+        parse_item(item)
+
+
+def test_size_counts_names_strings_and_numbers_at_their_maximum():
+    item = build_item("key", {"a": "é"}, now=0, ttl_seconds=60)
+    text = item["result"]["S"]
+    expected_strings = len("result_key") + 3 + len("result") + len(text.encode()) + len("checksum") + 64
+    expected_strings += len("model_version") + 0
+    expected_numbers = len("created_at") + 21 + len("expires_at") + 21
+    assert item_size(item) == expected_strings + expected_numbers
+
+
+def test_a_result_near_the_limit_measures_over_it():
+    payload = "x" * MAX_ITEM_BYTES
+    item = build_item("k", {"blob": payload}, now=0, ttl_seconds=60)
+    assert item_size(item) > MAX_ITEM_BYTES
+    assert len(json.dumps({"blob": payload})) > MAX_ITEM_BYTES
