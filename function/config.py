@@ -56,3 +56,61 @@ class CacheSettings:
             ttl_seconds=int(_env(CACHE_TTL_SECONDS, environ) or DEFAULT_CACHE_TTL_SECONDS),
             memory_items=int(_env(CACHE_MEMORY_ITEMS, environ) or DEFAULT_CACHE_MEMORY_ITEMS),
         )
+
+
+# Serving (docs/api.md lists the limits).
+DEFAULT_IMAGE_MODEL = "DEFAULT_IMAGE_MODEL"  # model /classify uses when the request names none
+DEFAULT_TEXT_MODEL = "DEFAULT_TEXT_MODEL"  # model /sentiment and /tokenize use when the request names none
+MAX_BODY_BYTES = "MAX_BODY_BYTES"
+MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
+MAX_BATCH = "MAX_BATCH"
+MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
+PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
+LOG_LEVEL = "LOG_LEVEL"
+
+# Lambda's synchronous payload limit: a bigger request never reaches the function in AWS anyway.
+DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
+# 40 MP covers phone and camera photos; a bigger header is refused before a single pixel is decoded.
+DEFAULT_MAX_IMAGE_PIXELS = 40_000_000
+DEFAULT_MAX_BATCH = 16
+DEFAULT_MAX_TEXT_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    model_dir: Path
+    default_image_model: str
+    default_text_model: str
+    max_body_bytes: int
+    max_image_pixels: int
+    max_batch: int
+    max_text_chars: int
+    preload_models: bool
+    log_level: str
+
+    @classmethod
+    def from_env(cls, environ: dict | None = None, **overrides) -> "ServiceSettings":
+        def number(name: str, default: int) -> int:
+            raw = _env(name, environ)
+            if raw is None:
+                return default
+            if not raw.isdigit() or int(raw) <= 0:
+                raise ValueError(f"{name} must be a positive integer, not {raw!r}")
+            return int(raw)
+
+        preload = (_env(PRELOAD_MODELS, environ) or "none").lower()
+        if preload not in {"none", "all"}:
+            raise ValueError(f"{PRELOAD_MODELS} must be none or all, not {preload!r}")
+        values = dict(
+            model_dir=Path(_env(MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
+            default_image_model=_env(DEFAULT_IMAGE_MODEL, environ) or "efficientnet_lite0",
+            default_text_model=_env(DEFAULT_TEXT_MODEL, environ) or "sentiment",
+            max_body_bytes=number(MAX_BODY_BYTES, DEFAULT_MAX_BODY_BYTES),
+            max_image_pixels=number(MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
+            max_batch=number(MAX_BATCH, DEFAULT_MAX_BATCH),
+            max_text_chars=number(MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
+            preload_models=preload == "all",
+            log_level=(_env(LOG_LEVEL, environ) or "INFO").upper(),
+        )
+        values.update(overrides)
+        return cls(**values)

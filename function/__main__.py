@@ -1,0 +1,46 @@
+"""`python -m function serve [--host 127.0.0.1] [--port 8080]`: the Lambda handler behind a local HTTP server."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m function", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the API over HTTP, as API Gateway would call the handler")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    serve.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
+    args = parser.parse_args(argv)
+
+    if args.model_dir:
+        if not os.path.isdir(args.model_dir):
+            parser.error(f"--model-dir {args.model_dir}: no such directory")
+        os.environ["MODEL_DIR"] = args.model_dir
+    try:
+        from function.app import SERVICE, SETTINGS, handler  # noqa: PLC0415  (reads MODEL_DIR: after --model-dir)
+        from function.local_server import make_server  # noqa: PLC0415
+    except ValueError as exc:  # a bad environment variable
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        server = make_server(handler, args.host, args.port, SETTINGS.max_body_bytes)
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    host, port = server.server_address[:2]
+    models = ", ".join(sorted(SERVICE.registry.manifests)) or "none"
+    print(f"serving on http://{host}:{port} (models in {SETTINGS.model_dir}: {models})", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""The Lambda entry point: `function.app.handler`. Thin: the work lives in Service and the routes.
+
+Everything here runs once per container (the init phase): settings, logging, the result store and the model
+manifests. Interpreters load on first use unless PRELOAD_MODELS=all (docs/api.md: lazy measured faster).
+"""
+from __future__ import annotations
+
+from function.cache.factory import open_result_store
+from function.config import CacheSettings, ServiceSettings
+from function.log import configure
+from function.service import Service
+
+SETTINGS = ServiceSettings.from_env()
+configure(SETTINGS.log_level)
+SERVICE = Service(SETTINGS, open_result_store(CacheSettings.from_env()))
+
+
+def handler(event: dict, context: object) -> dict:
+    return SERVICE.handle_event(event, context)

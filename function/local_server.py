@@ -1,0 +1,108 @@
+"""Plain HTTP on 127.0.0.1 -> the API Gateway HTTP API (payload 2.0) event the handler receives in AWS.
+
+Bodies that API Gateway would treat as binary (anything but text-like content types, or bytes that are not
+UTF-8) are base64-encoded with isBase64Encoded=true, exactly as the function sees them behind an HTTP API.
+"""
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+from urllib.parse import urlsplit
+
+from function.errors import ApiError, error_response
+from function.events import Response
+
+TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
+Handler = Callable[[dict, object], dict]
+
+
+def is_text(content_type: str, body: bytes) -> bool:
+    kind = content_type.split(";")[0].strip().lower()
+    textual = kind.startswith("text/") or kind in TEXT_TYPES or kind.endswith(("+json", "+xml"))
+    if not textual:
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def http_api_event(method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict:
+    """The payload 2.0 event API Gateway builds for this request ($default stage and route)."""
+    url = urlsplit(target)
+    lowered = {name.lower(): value for name, value in headers.items()}
+    text = is_text(lowered.get("content-type", ""), body)
+    now = time.time()
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": url.path,
+        "rawQueryString": url.query,
+        "headers": lowered,
+        "requestContext": {
+            "accountId": "000000000000",
+            "apiId": "local",
+            "domainName": lowered.get("host", "localhost"),
+            "domainPrefix": "local",
+            "http": {"method": method, "path": url.path, "protocol": "HTTP/1.1", "sourceIp": source_ip,
+                     "userAgent": lowered.get("user-agent", "")},
+            "requestId": uuid.uuid4().hex,
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "timeEpoch": int(now * 1000),
+        },
+        "body": (body.decode("utf-8") if text else base64.b64encode(body).decode("ascii")) if body else None,
+        "isBase64Encoded": bool(body) and not text,
+    }
+
+
+def make_request_handler(handler: Handler, max_body_bytes: int) -> type[BaseHTTPRequestHandler]:
+    class ApiGatewayRequestHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _serve(self) -> None:
+            length = self.headers.get("content-length")
+            if self.headers.get("transfer-encoding", "").lower() == "chunked" and length is None:
+                self.close_connection = True
+                return self._send(error_response(ApiError(411, "length_required", "Send a Content-Length header.")))
+            size = int(length) if length and length.isdigit() else 0
+            if size > max_body_bytes:
+                # Refuse before reading, as Lambda refuses a payload over its limit.
+                self.close_connection = True
+                return self._send(error_response(ApiError(
+                    413, "body_too_large", f"The request body is {size} bytes; the limit is {max_body_bytes} bytes.")))
+            body = self.rfile.read(size) if size else b""
+            event = http_api_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
+            context = SimpleNamespace(aws_request_id=event["requestContext"]["requestId"], function_name="local")
+            result = handler(event, context)
+            payload = result.get("body") or ""
+            raw = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode("utf-8")
+            self._send(Response(result["statusCode"], raw, dict(result.get("headers") or {})))
+
+        def _send(self, response: Response) -> None:
+            self.send_response(response.status)
+            for name, value in response.headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(response.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(response.body)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _serve
+
+        def log_message(self, format: str, *args) -> None:  # noqa: A002
+            pass  # the handler already logs one JSON line per request
+
+    return ApiGatewayRequestHandler
+
+
+def make_server(handler: Handler, host: str, port: int, max_body_bytes: int) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer((host, port), make_request_handler(handler, max_body_bytes))
+    server.daemon_threads = True
+    return server

@@ -1,0 +1,24 @@
+"""Model outputs -> probabilities -> ranked labels."""
+from __future__ import annotations
+
+import numpy as np
+
+from function.models.manifest import Manifest
+
+
+def probabilities(raw: np.ndarray, manifest: Manifest) -> np.ndarray:
+    """(batch, classes) probabilities. A one-unit output is binary: P(labels[1]), so it becomes [1-p, p]."""
+    raw = raw.reshape(raw.shape[0], -1).astype(np.float64)
+    if raw.shape[1] == 1:
+        p = 1.0 / (1.0 + np.exp(-raw)) if manifest.output == "logits" else raw
+        return np.concatenate([1.0 - p, p], axis=1)
+    if manifest.output == "logits":
+        shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+    return raw
+
+
+def ranked(probs: np.ndarray, labels: tuple[str, ...], top_k: int) -> list[dict]:
+    """The top_k {label, score} of one row, best first; ties keep label order so answers are reproducible."""
+    order = np.argsort(-probs, kind="stable")[:top_k]
+    return [{"label": labels[i], "score": round(float(probs[i]), 6)} for i in order]

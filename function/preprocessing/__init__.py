@@ -1,0 +1,1 @@
+"""Client bytes and text -> the exact tensors a manifest asks for."""

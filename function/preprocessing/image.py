@@ -1,0 +1,102 @@
+"""Image bytes -> the model's float32 NHWC batch, as the manifest's `preprocessing` says.
+
+Decode with Pillow (JPEG, PNG, WebP, GIF first frame, BMP, TIFF), refuse oversized headers before any pixel is
+decoded, apply EXIF orientation, bring every mode to RGB or L, resize bilinear, then (pixel - mean) / std.
+Transparency is composited on WHITE: product shots and logos on transparent backgrounds are meant to be seen on a
+page, and Pillow's plain convert would turn transparent pixels into whatever colour they happen to store.
+"""
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from function.errors import too_large, unsupported_media
+
+SUPPORTED_FORMATS = ("JPEG", "MPO", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # MPO: many phones' JPEGs
+HIGH_BIT_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
+
+
+class ImagePreprocessor:
+    def __init__(self, preprocessing: dict, max_pixels: int):
+        self.color_mode = preprocessing.get("color_mode", "RGB")
+        if self.color_mode not in ("RGB", "L"):
+            raise ValueError(f"color_mode must be RGB or L, not {self.color_mode!r}")
+        height, width = preprocessing["size"]
+        self.size = (int(width), int(height))  # Pillow wants (width, height)
+        channels = 3 if self.color_mode == "RGB" else 1
+        self.mean = np.asarray(preprocessing.get("mean", [0.0] * channels), dtype=np.float32)
+        self.std = np.asarray(preprocessing.get("std", [1.0] * channels), dtype=np.float32)
+        self.max_pixels = max_pixels
+        # Pillow's own bomb guard raises at twice this; our exact check below fires first.
+        Image.MAX_IMAGE_PIXELS = max(Image.MAX_IMAGE_PIXELS or 0, max_pixels)
+
+    def decode(self, data: bytes, where: str = "the image") -> Image.Image:
+        """Bytes -> an upright image in the model's colour mode, not yet resized. Raises ApiError 413/415."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
+                image = Image.open(io.BytesIO(data), formats=SUPPORTED_FORMATS)
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise too_large("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
+        except Exception as exc:  # noqa: BLE001  (any failure to read client bytes is the client's 415)
+            raise unsupported_media("unsupported_image", f"{where}: not a JPEG, PNG, WebP, GIF, BMP or TIFF "
+                                    "image.") from exc
+        if image.format not in SUPPORTED_FORMATS:
+            raise unsupported_media("unsupported_image", f"{where} is a {image.format} image; send JPEG, PNG, "
+                                    "WebP, GIF, BMP or TIFF.")
+        width, height = image.size
+        if width * height > self.max_pixels:
+            raise too_large("image_too_large", f"{where} is {width}x{height} pixels; the limit is "
+                            f"{self.max_pixels} pixels.")
+        try:
+            if image.format in ("JPEG", "MPO"):
+                # Let libjpeg decode at 1/2..1/8 scale when the photo is far bigger than the model's input.
+                side = max(self.size)
+                image.draft(self.color_mode, (side, side))
+            image.load()
+            image = _upright(image)
+            return _to_mode(image, self.color_mode)
+        except Exception as exc:  # noqa: BLE001  (truncated or corrupt pixel data)
+            raise unsupported_media("unsupported_image", f"{where} could not be decoded: the file is truncated "
+                                    "or corrupt.") from exc
+
+    def to_array(self, image: Image.Image) -> np.ndarray:
+        """One decoded image -> (height, width, channels) float32, resized and normalized."""
+        resized = image.resize(self.size, Image.Resampling.BILINEAR)
+        pixels = np.asarray(resized, dtype=np.float32)
+        if pixels.ndim == 2:
+            pixels = pixels[:, :, None]
+        return (pixels - self.mean) / self.std
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    try:
+        return ImageOps.exif_transpose(image)
+    except Exception:  # noqa: BLE001  (broken EXIF: the pixels are still fine, keep them as stored)
+        return image
+
+
+def _to_mode(image: Image.Image, color_mode: str) -> Image.Image:
+    mode = image.mode
+    if mode in HIGH_BIT_MODES:
+        image = _eight_bit(image)
+    elif "transparency" in image.info or mode in ("PA", "LA", "RGBA", "La", "RGBa"):
+        rgba = image.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(background, rgba).convert("RGB")
+    # CMYK, YCbCr, LAB, HSV, P, 1, L, RGB: Pillow's conversions are right for these.
+    return image if image.mode == color_mode else image.convert(color_mode)
+
+
+def _eight_bit(image: Image.Image) -> Image.Image:
+    """16-bit and 32-bit grayscale -> L by scaling their range, where convert("L") would clip everything >255."""
+    values = np.asarray(image, dtype=np.float64)
+    if image.mode == "F":
+        top = 1.0 if values.size and values.max() <= 1.0 else 255.0
+    else:
+        top = 65535.0 if values.size and values.max() > 255 else 255.0
+    return Image.fromarray(np.clip(values / top * 255.0 + 0.5, 0, 255).astype(np.uint8), mode="L")

@@ -1,0 +1,54 @@
+"""Text -> token ids and attention mask with the model's own tokenizer.json, padded/truncated to max_length.
+
+Text longer than max_length tokens is truncated (the tokenizer keeps the first tokens and its special tokens);
+/tokenize reports `truncated` so a client can tell.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EncodedText:
+    ids: list[int]  # without padding
+    attention_mask: list[int]
+    tokens: list[str]
+    truncated: bool
+
+
+class TextEncoder:
+    def __init__(self, tokenizer_file: Path, max_length: int, lowercase: bool = False):
+        from tokenizers import Tokenizer  # noqa: PLC0415  (image-only containers never pay for it)
+
+        self.max_length = int(max_length)
+        self.lowercase = lowercase
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        padding = self._tokenizer.padding or {}
+        self.pad_id = int(padding["pad_id"]) if "pad_id" in padding else self._guess_pad_id()
+        self._tokenizer.no_padding()  # we pad ourselves to max_length, with the pad id the file declares
+        self._tokenizer.enable_truncation(self.max_length)
+
+    def _guess_pad_id(self) -> int:
+        for token in ("[PAD]", "<pad>", "<PAD>"):
+            token_id = self._tokenizer.token_to_id(token)
+            if token_id is not None:
+                return token_id
+        return 0
+
+    def encode(self, texts: list[str]) -> list[EncodedText]:
+        prepared = [text.lower() if self.lowercase else text for text in texts]
+        encodings = self._tokenizer.encode_batch(prepared)
+        return [EncodedText(ids=list(e.ids), attention_mask=list(e.attention_mask), tokens=list(e.tokens),
+                            truncated=bool(e.overflowing)) for e in encodings]
+
+    def batch(self, encoded: list[EncodedText]) -> dict[str, np.ndarray]:
+        """role -> (batch, max_length) int32, padded with the pad id (mask 0) to the model's fixed length."""
+        ids = np.full((len(encoded), self.max_length), self.pad_id, dtype=np.int32)
+        mask = np.zeros((len(encoded), self.max_length), dtype=np.int32)
+        for row, item in enumerate(encoded):
+            ids[row, :len(item.ids)] = item.ids
+            mask[row, :len(item.attention_mask)] = item.attention_mask
+        return {"input_ids": ids, "attention_mask": mask}

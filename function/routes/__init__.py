@@ -1,0 +1,1 @@
+"""One module per route; each takes a RouteContext and returns a Response."""

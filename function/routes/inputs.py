@@ -1,0 +1,96 @@
+"""Request bodies -> validated Python values; every client mistake becomes a 400/413 ApiError here."""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+
+from function.errors import bad_request, too_large
+from function.events import Request
+
+JSON_TYPES = ("application/json", "text/json")
+DATA_URL = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", re.IGNORECASE)
+WHITESPACE = re.compile(rb"\s+")
+
+
+def check_body_size(request: Request, max_bytes: int) -> None:
+    if len(request.body) > max_bytes:
+        raise too_large("body_too_large", f"The request body is {len(request.body)} bytes; the limit is "
+                        f"{max_bytes} bytes.")
+
+
+def is_json(request: Request) -> bool:
+    """JSON when declared so, or when it looks like an object (curl --data-binary sends a form type)."""
+    content_type = request.content_type
+    if content_type in JSON_TYPES or content_type.endswith("+json"):
+        return True
+    return request.body.lstrip()[:1] == b"{"
+
+
+def json_object(request: Request) -> dict:
+    if not request.body.strip():
+        raise bad_request("invalid_json", "The request body is empty; send a JSON object.")
+    try:
+        value = json.loads(request.body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise bad_request("invalid_json", f"The request body is not valid JSON: {exc}.") from exc
+    if not isinstance(value, dict):
+        raise bad_request("invalid_json", "The request body must be a JSON object.")
+    return value
+
+
+def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str, max_batch: int) -> list:
+    """`{single: x}` or `{plural: [x, ...]}` -> [x, ...], with types, emptiness and the batch limit checked."""
+    if (single in body) == (plural in body):
+        raise bad_request("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
+    if single in body:
+        values, names = [body[single]], [single]
+    else:
+        values = body[plural]
+        if not isinstance(values, list):
+            raise bad_request("invalid_field", f"{plural!r} must be a list of {kind_name}s.")
+        if not values:
+            raise bad_request("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
+        if len(values) > max_batch:
+            raise too_large("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.")
+        names = [f"{plural}[{i}]" for i in range(len(values))]
+    for value, name in zip(values, names):
+        if not isinstance(value, kind):
+            raise bad_request("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
+    return values
+
+
+def field_names(body: dict, single: str, plural: str) -> list[str]:
+    """Where each value came from, for error messages: "image" or "images[3]"."""
+    if single in body:
+        return [single]
+    return [f"{plural}[{i}]" for i in range(len(body[plural]))]
+
+
+def decode_base64(text: str, where: str) -> bytes:
+    """Standard or URL-safe base64, with or without a data: URL prefix, line breaks or padding."""
+    data = DATA_URL.sub("", text.strip(), count=1).encode("ascii", errors="replace")
+    data = WHITESPACE.sub(b"", data).translate(bytes.maketrans(b"-_", b"+/"))
+    data += b"=" * (-len(data) % 4)
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise bad_request("invalid_base64", f"{where} is not valid base64.") from exc
+    if not decoded:
+        raise bad_request("invalid_base64", f"{where} is empty.")
+    return decoded
+
+
+def model_name(body: dict, default: str) -> str:
+    name = body.get("model", default)
+    if not isinstance(name, str) or not name:
+        raise bad_request("invalid_field", "'model' must be a non-empty string.")
+    return name
+
+
+def positive_int(body: dict, field: str, default: int) -> int:
+    value = body.get(field, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise bad_request("invalid_field", f"{field!r} must be a positive integer.")
+    return value

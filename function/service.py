@@ -1,0 +1,68 @@
+"""One container's serving state and the request loop: event -> route -> result, one log line per request."""
+from __future__ import annotations
+
+import logging
+import time
+
+from function.cache.base import ResultStore
+from function.config import ServiceSettings
+from function.errors import ApiError, error_response, internal_error_response
+from function.events import EventFormatError, Request, parse_event, to_result
+from function.log import Timings
+from function.models.registry import ModelRegistry
+from function.router import normalize, resolve
+from function.routes.context import RouteContext
+
+log = logging.getLogger("function")
+
+
+class Service:
+    def __init__(self, settings: ServiceSettings, store: ResultStore, registry: ModelRegistry | None = None):
+        self.settings = settings
+        self.store = store
+        self.registry = registry or ModelRegistry(settings.model_dir, settings.max_image_pixels)
+        self._cold = True
+        if settings.preload_models:
+            self.registry.preload()
+
+    def handle_event(self, event: dict, context: object = None) -> dict:
+        """The Lambda contract: an API Gateway proxy event in, a proxy result out. Never raises."""
+        try:
+            request = parse_event(event)
+        except EventFormatError as exc:
+            log.warning("unsupported event", extra={"fields": {"problem": str(exc)}})
+            return to_result(error_response(ApiError(400, "unsupported_event", f"{exc}.")))
+        if not request.request_id and context is not None:
+            request = Request(request.method, request.path, request.headers, request.body,
+                              getattr(context, "aws_request_id", ""), request.event_format)
+        return to_result(self.handle(request))
+
+    def handle(self, request: Request):
+        start = time.perf_counter()
+        ctx = RouteContext(request, self.settings, self.registry, self.store, Timings())
+        cold, self._cold = self._cold, False
+        error_code = None
+        try:
+            response = resolve(request.method, request.path)(ctx)
+        except ApiError as exc:
+            error_code = exc.code
+            response = error_response(exc)
+        except Exception:  # noqa: BLE001  (a bug of ours: log it, answer 500, keep the container serving)
+            log.exception("request failed", extra={"fields": {"request_id": request.request_id}})
+            error_code = "internal_error"
+            response = internal_error_response()
+        fields = {
+            "request_id": request.request_id,
+            "cold_start": cold,
+            "route": normalize(request.path),
+            "method": request.method,
+            "event_format": request.event_format,
+            "status": response.status,
+            "body_bytes": len(request.body),
+            **ctx.log_fields,
+            "timings_ms": {**ctx.timings.as_dict(), "total": round((time.perf_counter() - start) * 1000.0, 3)},
+        }
+        if error_code:
+            fields["error_code"] = error_code
+        log.info("request", extra={"fields": fields})
+        return response
