@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.paths import BUILD_DIR, REPO_ROOT
+from bench.paths import BUILD_DIR
 
 OPSET = 17
 CONVERT_TIMEOUT_SECONDS = 600
@@ -23,7 +23,6 @@ CONVERT_TIMEOUT_SECONDS = 600
 class OnnxExport:
     directory: Path | None
     error: str | None  # the converter's last meaningful line when it failed
-    seconds: float | None = None
 
 
 def export(saved_model: Path) -> OnnxExport:
@@ -35,7 +34,7 @@ def export(saved_model: Path) -> OnnxExport:
     out.mkdir(parents=True)
     command = [sys.executable, "-m", "tf2onnx.convert", "--saved-model", str(saved_model),
                "--signature_def", "serving_default", "--opset", str(OPSET), "--output", str(out / "model.onnx")]
-    print(f"==> converting {saved_model.relative_to(REPO_ROOT)} to ONNX with tf2onnx", file=sys.stderr, flush=True)
+    print(f"==> converting {saved_model.name} to ONNX with tf2onnx", file=sys.stderr, flush=True)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CONVERT_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:

@@ -1,0 +1,125 @@
+"""Section 1: cold start, a fresh Lambda execution environment to the first /classify answer.
+
+Every configuration runs under AWS's Runtime Interface Emulator + awslambdaric (tests/support/lambda_runtime.py),
+with the same photo. Runs are interleaved (a, b, c, a, b, c, ...) so background load on this shared machine hits
+every configuration alike, after one discarded run each that warms the page cache (a Lambda host's disk is warm
+for a popular image too; a cold disk would only widen the gap). When (a) misses its target, `-X importtime` of
+the handler module says which imports the time goes to.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from bench import inputs, lambda_runtimes, result_table
+from bench.report import SectionResult, table, verdict
+from bench.stats import ratio, summarize
+
+NUMBER = 1
+TITLE = "Cold start: fresh process to the first /classify answer"
+TARGET_SECONDS = 0.5
+TARGET_RATIO = 15
+RESULTS_TABLE = "bench-results"
+
+
+@dataclass
+class Samples:
+    label: str
+    first_answer_ms: list[float] = field(default_factory=list)  # runtime started -> first answer received
+    init_ms: list[float] = field(default_factory=list)  # the emulator's INIT REPORT: runtime start + handler import
+    first_invoke_ms: list[float] = field(default_factory=list)  # REPORT Duration of the first invoke
+    top1: set[str] = field(default_factory=set)
+
+
+def measure_once(configuration: lambda_runtimes.Configuration, event: dict, samples: Samples | None,
+                 environment: dict[str, str] | None = None) -> None:
+    runtime = configuration.runtime(environment)
+    started = time.perf_counter()
+    with runtime:
+        invocation = runtime.invoke(event)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+    if invocation.status != 200:
+        raise RuntimeError(f"{configuration.label} answered {invocation.status}: {invocation.payload}")
+    if samples is not None:
+        samples.first_answer_ms.append(elapsed_ms)
+        samples.init_ms.append(invocation.init_phase_ms or 0.0)
+        samples.first_invoke_ms.append(invocation.report.duration_ms)
+        samples.top1.add(invocation.json_body()["predictions"][0]["label"])
+
+
+def import_profile(configuration: lambda_runtimes.Configuration, top: int = 8) -> list[tuple[str, float]]:
+    """The handler module's slowest imports (cumulative ms) in a fresh process of the function's own venv."""
+    runtime = configuration.runtime()
+    environment = dict(runtime.environment)
+    done = subprocess.run([str(configuration.venv.python), "-X", "importtime", "-c", "import function.app"],
+                          cwd=configuration.task_root, env=environment, capture_output=True, text=True, check=True)
+    runtime.stop()  # never started: this only removes its temporary /tmp
+    rows = []
+    for line in done.stderr.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \|(\s*)(\S+)", line)
+        if match and len(match.group(2)) <= 3:  # top-level imports and their direct children
+            rows.append((match.group(3), int(match.group(1)) / 1000))
+    return sorted(rows, key=lambda row: row[1], reverse=True)[:top]
+
+
+def run(context) -> SectionResult:
+    started = time.perf_counter()
+    event = inputs.http_api_event("/classify", inputs.classify_body())
+    configurations = [lambda_runtimes.function_configuration(), lambda_runtimes.tensorflow_configuration()]
+    onnx = lambda_runtimes.onnxruntime_configuration()
+    onnx_error = onnx if isinstance(onnx, str) else None
+    if onnx_error is None:
+        configurations.append(onnx)
+
+    with result_table.moto_results_table(RESULTS_TABLE) as dynamodb_environment:
+        # (a) again as deployed: the DynamoDB result store on (a first-use boto3 import + one miss).
+        variants = [(c, c.label, None) for c in configurations]
+        variants.insert(1, (configurations[0], "(a) + DynamoDB result store (moto)", dynamodb_environment))
+        samples = {label: Samples(label) for _, label, _ in variants}
+        for configuration, _, environment in variants:
+            measure_once(configuration, event, None, environment)
+        for _ in range(context.runs):
+            for configuration, label, environment in variants:
+                measure_once(configuration, event, samples[label], environment)
+
+    ours = summarize(samples[variants[0][1]].first_answer_ms)
+    tensorflow = summarize(samples[configurations[1].label].first_answer_ms)
+    rows = []
+    for _, label, _ in variants:
+        measured = samples[label]
+        first = summarize(measured.first_answer_ms)
+        rows.append([label, first.text("ms", 0), summarize(measured.init_ms).text("ms", 0),
+                     summarize(measured.first_invoke_ms).text("ms", 0), ratio(first.median, ours.median),
+                     ", ".join(sorted(measured.top1))])
+    lines = [
+        f"{context.runs} fresh execution environments per configuration, interleaved, after one discarded warm-up "
+        "each; median (min-max). *First answer* is the client's clock from starting the emulator to the /classify "
+        "response (the runtime process starts on the first invoke, as in Lambda); *init* is the emulator's INIT "
+        "REPORT (runtime client start + handler module import); *first invoke* is the REPORT Duration of that "
+        "invocation (includes init under the emulator). Same JPEG photo, EfficientNet-Lite0 in each stack, "
+        "1,769 MB settings (one vCPU in Lambda; here the two cores are shared with other work).",
+        "",
+        table(["configuration", "first answer", "init", "first invoke (REPORT)", "vs (a)", "top-1"], rows),
+        "",
+        f"TensorFlow / function: **{ratio(tensorflow.median, ours.median)}** slower to the first answer.",
+    ]
+    if onnx_error is None:
+        lines.append(f"ONNX Runtime / function: **{ratio(summarize(samples[onnx.label].first_answer_ms).median, ours.median)}**.")
+    else:
+        lines.append(f"(c) ONNX Runtime: not measured, tf2onnx did not convert the SavedModel: `{onnx_error}`")
+    if ours.median > TARGET_SECONDS * 1000:
+        lines += ["", "Where (a)'s time goes: `python -X importtime -c 'import function.app'` in the function's venv "
+                  "(cumulative ms, top-level imports and their direct children):", "",
+                  table(["module", "cumulative import"],
+                        [[f"`{name}`", f"{ms:.0f} ms"] for name, ms in import_profile(configurations[0])])]
+    verdicts = [
+        verdict(ours.median <= TARGET_SECONDS * 1000,
+                f"cold start (a) {ours.median / 1000:.2f} s median (target <= {TARGET_SECONDS} s)"),
+        verdict(tensorflow.median >= TARGET_RATIO * ours.median,
+                f"(a) {ratio(tensorflow.median, ours.median)} faster than the TensorFlow baseline "
+                f"(target >= {TARGET_RATIO}x)"),
+    ]
+    return SectionResult(NUMBER, TITLE, "\n".join(lines), verdicts, time.perf_counter() - started)

@@ -1,0 +1,98 @@
+"""The three configurations as emulated Lambda environments, on the deploy harness (tests/support/lambda_runtime.py).
+
+(a) is the image's task root, laid out from the Dockerfile by the harness. (b) and (c) get a task root holding
+only their handler and the model, and run on their own venv: the harness fixes the venv's Python, so
+BaselineRuntime swaps only that (and PATH), keeping the emulator, the Lambda environment and the REPORT parsing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import onnx_export, venvs
+from bench.paths import BUILD_DIR, REPO_ROOT, SAVED_MODEL_DIR
+from tests.support import lambda_runtime
+from tests.support.lambda_runtime import LambdaRuntime
+
+IMAGE_MODEL = "efficientnet_lite0"
+BASELINE_FILES = ("__init__.py", "image_request.py")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    key: str  # litert | tensorflow | onnxruntime
+    label: str
+    task_root: Path
+    handler: str
+    venv: venvs.Venv
+    environment: dict[str, str]
+
+    def runtime(self, extra_environment: dict[str, str] | None = None) -> LambdaRuntime:
+        environment = {**self.environment, **(extra_environment or {})}
+        if self.key == "litert":
+            return LambdaRuntime(self.task_root, environment=environment)
+        return BaselineRuntime(self.venv.python, self.task_root, self.handler, environment)
+
+
+class BaselineRuntime(LambdaRuntime):
+    """The harness's emulated Lambda, but running the runtime client from another venv's Python."""
+
+    def __init__(self, python: Path, task_root: Path, handler: str, environment: dict[str, str]):
+        super().__init__(task_root, handler=handler, environment=environment)
+        self.python = python
+        self.environment["PATH"] = f"{python.parent}:/usr/local/bin:/usr/bin:/bin"
+
+    def start(self) -> "BaselineRuntime":
+        # The harness's start() names its module-level RUNTIME_PYTHON; swap it for the length of the call only.
+        original = lambda_runtime.RUNTIME_PYTHON
+        lambda_runtime.RUNTIME_PYTHON = self.python
+        try:
+            return super().start()
+        finally:
+            lambda_runtime.RUNTIME_PYTHON = original
+
+
+def function_configuration() -> Configuration:
+    """(a): the task root exactly as the image holds it (requirements.txt venv, function/, models/)."""
+    venv = venvs.litert_venv()
+    task_root = BUILD_DIR / "task-litert"
+    shutil.rmtree(task_root, ignore_errors=True)
+    lambda_runtime.lay_out_task_root(task_root)
+    return Configuration("litert", "(a) function, LiteRT", task_root, "function.app.handler", venv, {})
+
+
+def _baseline_task_root(name: str, handler_module: str, model_source: Path, venv: venvs.Venv) -> Path:
+    """bench/baselines' shared request code + one handler + the model, byte-compiled like the image's code."""
+    task_root = BUILD_DIR / f"task-{name}"
+    shutil.rmtree(task_root, ignore_errors=True)
+    package = task_root / "bench" / "baselines"
+    package.mkdir(parents=True)
+    (task_root / "bench" / "__init__.py").write_text("")
+    for file in (*BASELINE_FILES, f"{handler_module}.py"):
+        shutil.copy(REPO_ROOT / "bench" / "baselines" / file, package / file)
+    shutil.copytree(model_source, task_root / "model", ignore=shutil.ignore_patterns("*.npz", ".*"))
+    subprocess.run([str(venv.python), "-m", "compileall", "-q", str(task_root / "bench")], check=True)
+    return task_root
+
+
+def tensorflow_configuration() -> Configuration:
+    """(b): the tutorial way, tensorflow-cpu + tf.saved_model.load of the same SavedModel."""
+    venv = venvs.baseline_venv("tensorflow")
+    task_root = _baseline_task_root("tensorflow", "tensorflow_handler", SAVED_MODEL_DIR / IMAGE_MODEL, venv)
+    return Configuration("tensorflow", "(b) TensorFlow baseline", task_root,
+                         "bench.baselines.tensorflow_handler.handler", venv,
+                         {"BASELINE_MODEL_DIR": str(task_root / "model"), "TF_CPP_MIN_LOG_LEVEL": "2"})
+
+
+def onnxruntime_configuration() -> Configuration | str:
+    """(c): ONNX Runtime on the tf2onnx conversion, or the converter's error line when it did not convert."""
+    exported = onnx_export.export(SAVED_MODEL_DIR / IMAGE_MODEL)
+    if exported.directory is None:
+        return exported.error
+    venv = venvs.baseline_venv("onnxruntime")
+    task_root = _baseline_task_root("onnxruntime", "onnx_handler", exported.directory, venv)
+    return Configuration("onnxruntime", "(c) ONNX Runtime baseline", task_root, "bench.baselines.onnx_handler.handler",
+                         venv, {"BASELINE_MODEL_DIR": str(task_root / "model")})
