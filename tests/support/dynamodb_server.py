@@ -7,6 +7,7 @@ may only run inside the private network namespace tools/run-tests.sh makes. Othe
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
 import signal
@@ -82,6 +83,7 @@ class DynamoDBServer:
     def _start_moto(self) -> None:
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
         self.kind = "moto"
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._moto.start()
