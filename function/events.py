@@ -19,6 +19,7 @@ class Request:
     path: str
     headers: dict[str, str]  # names lower-cased
     body: bytes
+    query: dict[str, str] = field(default_factory=dict)  # as API Gateway passes them
     request_id: str = ""
     event_format: str = "2.0"
 
@@ -81,7 +82,8 @@ def parse_event(event: dict) -> Request:
         raise EventFormatError("not an API Gateway proxy event (payload format 1.0 or 2.0)")
     if not method or not path:
         raise EventFormatError("the event has no HTTP method or path")
-    return Request(method=method.upper(), path=path, headers=headers, body=_body_bytes(event),
+    query = {str(k): str(v) for k, v in (event.get("queryStringParameters") or {}).items()}
+    return Request(method=method.upper(), path=path, headers=headers, body=_body_bytes(event), query=query,
                    request_id=str(context.get("requestId") or ""), event_format=event_format)
 
 

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from function.errors import ApiError, error_response
 from function.events import Response
@@ -43,6 +43,8 @@ def http_api_event(method: str, target: str, headers: dict[str, str], body: byte
         "routeKey": "$default",
         "rawPath": url.path,
         "rawQueryString": url.query,
+        # API Gateway joins repeated names with commas.
+        **({"queryStringParameters": _joined(parse_qsl(url.query))} if url.query else {}),
         "headers": lowered,
         "requestContext": {
             "accountId": "000000000000",
@@ -60,6 +62,13 @@ def http_api_event(method: str, target: str, headers: dict[str, str], body: byte
         "body": (body.decode("utf-8") if text else base64.b64encode(body).decode("ascii")) if body else None,
         "isBase64Encoded": bool(body) and not text,
     }
+
+
+def _joined(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    joined: dict[str, str] = {}
+    for name, value in pairs:
+        joined[name] = f"{joined[name]},{value}" if name in joined else value
+    return joined
 
 
 def make_request_handler(handler: Handler, max_body_bytes: int) -> type[BaseHTTPRequestHandler]:

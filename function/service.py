@@ -1,13 +1,14 @@
 """One container's serving state and the request loop: event -> route -> result, one log line per request."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
 from function.errors import ApiError, error_response, internal_error_response
-from function.events import EventFormatError, Request, parse_event, to_result
+from function.events import EventFormatError, Request, Response, parse_event, to_result
 from function.log import Timings
 from function.models.registry import ModelRegistry
 from function.router import normalize, resolve
@@ -33,11 +34,10 @@ class Service:
             log.warning("unsupported event", extra={"fields": {"problem": str(exc)}})
             return to_result(error_response(ApiError(400, "unsupported_event", f"{exc}.")))
         if not request.request_id and context is not None:
-            request = Request(request.method, request.path, request.headers, request.body,
-                              getattr(context, "aws_request_id", ""), request.event_format)
+            request = dataclasses.replace(request, request_id=getattr(context, "aws_request_id", ""))
         return to_result(self.handle(request))
 
-    def handle(self, request: Request):
+    def handle(self, request: Request) -> Response:
         start = time.perf_counter()
         ctx = RouteContext(request, self.settings, self.registry, self.store, Timings())
         cold, self._cold = self._cold, False

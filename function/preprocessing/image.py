@@ -15,7 +15,8 @@ from PIL import Image, ImageOps
 
 from function.errors import too_large, unsupported_media
 
-SUPPORTED_FORMATS = ("JPEG", "MPO", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # MPO: many phones' JPEGs
+OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
+SUPPORTED_FORMATS = {*OPENERS, "MPO"}
 HIGH_BIT_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
 
 
@@ -39,7 +40,7 @@ class ImagePreprocessor:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", Image.DecompressionBombWarning)
                 # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
-                image = Image.open(io.BytesIO(data), formats=SUPPORTED_FORMATS)
+                image = Image.open(io.BytesIO(data), formats=OPENERS)
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise too_large("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
         except Exception as exc:  # noqa: BLE001  (any failure to read client bytes is the client's 415)

@@ -25,7 +25,7 @@ def classify(ctx: RouteContext) -> Response:
             where = inputs.field_names(body, "image", "images")
             images = [inputs.decode_base64(text, name) for text, name in zip(texts, where)]
         else:
-            body, images, where = {}, [ctx.request.body], ["the request body"]
+            body, images, where = inputs.query_options(ctx.request.query), [ctx.request.body], ["the request body"]
         if not images[0]:
             raise bad_request("missing_field", "The request body is empty; send an image or JSON.")
         name = inputs.model_name(body, settings.default_image_model)

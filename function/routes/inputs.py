@@ -94,3 +94,11 @@ def positive_int(body: dict, field: str, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise bad_request("invalid_field", f"{field!r} must be a positive integer.")
     return value
+
+
+def query_options(query: dict[str, str]) -> dict:
+    """?model=...&top_k=... for raw image bodies, which have no JSON to carry options."""
+    options: dict = {name: query[name] for name in ("model", "top_k") if name in query}
+    if options.get("top_k", "").isdigit():
+        options["top_k"] = int(options["top_k"])
+    return options
