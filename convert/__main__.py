@@ -1,0 +1,72 @@
+"""Convert a Keras SavedModel into a quantized TFLite model that LiteRT serves, and prove it still answers alike.
+
+Writes OUT_DIR/model.tflite, manifest.json (docs/model-format.md), report.json, report.md and, for text models,
+tokenizer.json. OUT_DIR appears only when the whole conversion succeeded; a failure leaves an earlier OUT_DIR as it
+was. The fidelity gate runs the SavedModel (TensorFlow) and the converted model (LiteRT) on the sidecar's validation
+samples (or generated inputs when there is no sidecar.json) and fails on any NaN/Inf or when top-1 agreement falls
+below the mode's threshold.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+# Before anything imports TensorFlow: keep its C++ start-up chatter off the terminal.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from convert.errors import ConversionError  # noqa: E402
+from convert.fidelity import THRESHOLDS  # noqa: E402
+from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
+
+EXIT_USER_ERROR = 2
+
+MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel the gate accepts):
+  float32   no quantization: the yardstick, largest file                          threshold {float32:.0%}
+  float16   weights stored as float16, computed in float32: ~1/2 the size          threshold {float16:.0%}
+  dynamic   int8 weights, float activations: ~1/4 the size, hybrid kernels that
+            XNNPACK does not accelerate (slower than float32 on x86)             threshold {dynamic:.0%}
+  int8      full integer: int8 weights and activations, int8 input/output tensors
+            for float inputs (scale/zero point in the manifest), int32 token ids
+            stay int32; needs representative inputs to calibrate              threshold {int8:.0%}
+
+exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
+details: docs/conversion.md""".format(**THRESHOLDS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m convert", description=__doc__, epilog=MODES_HELP,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("saved_model_dir", metavar="SAVED_MODEL_DIR", type=Path,
+                        help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb")
+    parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
+                        help="where the converted model goes (created; an earlier conversion there is replaced)")
+    parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
+                        help=f"the mode to convert and write (default: {DEFAULT_MODE})")
+    parser.add_argument("--representative", metavar="FILE.npz", type=Path,
+                        help="inputs to calibrate int8 with: inputs_<role> arrays, preprocessed, batch first "
+                             "(default: the sidecar's validation.representative, else its validation.samples)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also convert, gate and time the other three modes in memory (they are not written) "
+                             "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from convert.pipeline import run  # noqa: PLC0415  (keeps --help and usage errors instant)
+
+    try:
+        run(args.saved_model_dir, args.out_dir, args.quantization, args.representative, args.compare)
+    except ConversionError as error:
+        print(f"convert: error: {error.message} [{error.code}]", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("convert: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""A converted model in LiteRT, the runtime the function uses: float in, float out, whatever the tensor types."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from ai_edge_litert.interpreter import Interpreter
+
+from convert.errors import ConversionError
+
+SIGNATURE = "serving_default"
+QUANTIZED_DTYPES = ("int8", "uint8", "int16")
+# Op names a converted model has only when its weights were left as uninitialised variables (FACTS: the
+# tf.saved_model.save trap); model.export() freezes weights into constants.
+VARIABLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+
+
+@dataclass(frozen=True)
+class TensorDetails:
+    name: str  # the key in the signature runner
+    shape: list[int]
+    dtype: str
+    quantization: dict | None  # {"scale", "zero_point"} for integer-quantized tensors, as in the manifest
+
+    @classmethod
+    def from_litert(cls, name: str, details: dict) -> TensorDetails:
+        dtype = np.dtype(details["dtype"]).name
+        scale, zero_point = details["quantization"]
+        quantization = None
+        if dtype in QUANTIZED_DTYPES and scale != 0.0:
+            quantization = {"scale": float(scale), "zero_point": int(zero_point)}
+        return cls(name=name, shape=[int(dim) for dim in details["shape"]], dtype=dtype, quantization=quantization)
+
+    def as_manifest(self) -> dict:
+        return {"name": self.name, "shape": self.shape, "dtype": self.dtype, "quantization": self.quantization}
+
+
+def quantize(values: np.ndarray, tensor: TensorDetails) -> np.ndarray:
+    """Float values into the tensor's type with the manifest formula: q = round(x / scale) + zero_point, clipped."""
+    if tensor.quantization is None:
+        return values.astype(tensor.dtype)
+    limits = np.iinfo(tensor.dtype)
+    scaled = np.round(values / tensor.quantization["scale"]) + tensor.quantization["zero_point"]
+    return np.clip(scaled, limits.min, limits.max).astype(tensor.dtype)
+
+
+def dequantize(values: np.ndarray, tensor: TensorDetails) -> np.ndarray:
+    if tensor.quantization is None:
+        return values.astype(np.float32)
+    return ((values.astype(np.float32) - tensor.quantization["zero_point"]) * tensor.quantization["scale"]).astype(
+        np.float32)
+
+
+class LiteRTModel:
+    """One interpreter and its `serving_default` runner; not thread-safe, like the Interpreter itself."""
+
+    def __init__(self, content: bytes, num_threads: int = 1) -> None:
+        try:
+            self.interpreter = Interpreter(model_content=content, num_threads=num_threads)
+            self.runner = self.interpreter.get_signature_runner(SIGNATURE)
+        except (RuntimeError, ValueError) as error:
+            raise ConversionError("converted_model_unloadable",
+                                  f"LiteRT cannot load the converted model: {str(error).strip().splitlines()[0]}") from None
+        self.inputs = {name: TensorDetails.from_litert(name, d) for name, d in self.runner.get_input_details().items()}
+        self.outputs = {name: TensorDetails.from_litert(name, d) for name, d in self.runner.get_output_details().items()}
+
+    def op_names(self) -> set[str]:
+        return {op["op_name"] for op in self.interpreter._get_ops_details()}  # noqa: SLF001  (no public op listing)
+
+    def prepare(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Float (or id) inputs in the types the tensors hold, ready for `invoke_prepared`."""
+        return {name: quantize(np.asarray(array), self.inputs[name]) for name, array in inputs.items()}
+
+    def invoke_prepared(self, prepared: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self.runner(**prepared)
+
+    def predict(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        raw = self.invoke_prepared(self.prepare(inputs))
+        return {name: dequantize(array, self.outputs[name]) for name, array in raw.items()}
+
+    def predict_batches(self, inputs: dict[str, np.ndarray], batch_size: int = 32) -> dict[str, np.ndarray]:
+        count = len(next(iter(inputs.values())))
+        chunks = [self.predict({name: array[start:start + batch_size] for name, array in inputs.items()})
+                  for start in range(0, count, batch_size)]
+        return {name: np.concatenate([chunk[name] for chunk in chunks]) for name in self.outputs}

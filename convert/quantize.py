@@ -1,0 +1,75 @@
+"""TFLiteConverter settings for each quantization mode, and converter failures turned into advice."""
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+from convert.errors import ConversionError
+from convert.quiet import import_tensorflow, quiet_native_stderr
+from convert.samples import Samples
+
+MODES = ("float32", "float16", "dynamic", "int8")
+DEFAULT_MODE = "dynamic"
+# Calibration cost grows with every sample; a few hundred real inputs pin the activation ranges well enough.
+CALIBRATION_LIMIT = 200
+
+
+def _representative_dataset(samples: Samples):
+    def generate():
+        for index in range(min(samples.count, CALIBRATION_LIMIT)):
+            yield samples.one(index)
+    return generate
+
+
+def _configure(converter, mode: str, representative: Samples | None) -> None:
+    tf = import_tensorflow()
+
+    if mode == "float32":
+        return
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if mode == "float16":
+        converter.target_spec.supported_types = [tf.float16]
+    elif mode == "int8":
+        if representative is None:
+            raise ConversionError("no_representative_data",
+                                  "int8 needs real inputs to calibrate with: pass --representative FILE.npz "
+                                  "(inputs_<role> arrays) or give the SavedModel a sidecar.json with validation samples")
+        converter.representative_dataset = _representative_dataset(representative)
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (FACTS).
+        converter.inference_input_type = tf.int8
+        converter.inference_output_type = tf.int8
+
+
+def explain_converter_failure(text: str, mode: str) -> ConversionError:
+    """The converter's exception text as one line saying what to change."""
+    if "neither a custom op nor a flex op" in text or "TF Select ops" in text:
+        found = re.search(r"TF Select ops: ([^\n]+)", text)
+        ops = f" ({found.group(1).strip()})" if found else ""
+        return ConversionError("needs_flex", f"the model uses TensorFlow ops LiteRT cannot run{ops}, such as the "
+                               "string ops of a TextVectorization layer: tokenize outside the model, feed int32 ids")
+    if "'NoneType' object is not callable" in text:
+        return ConversionError("underscore_layer_name", "the converter failed with \"'NoneType' object is not "
+                               "callable\", which Keras layer names starting with '_' cause: rename them and export again")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no details")
+    return ConversionError("converter_failed", f"the TFLite converter failed in {mode} mode: {first[:300]}")
+
+
+def convert_saved_model(saved_model_dir: Path, mode: str, representative: Samples | None = None) -> bytes:
+    """The .tflite bytes of the SavedModel's serving signature in the given mode."""
+    if mode not in MODES:
+        raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(MODES)}")
+    tf = import_tensorflow()
+
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_dir), signature_keys=["serving_default"])
+    _configure(converter, mode, representative)
+    try:
+        with quiet_native_stderr(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # calibration uses the deprecated tf.lite.Interpreter and says so
+            return converter.convert()
+    except ConversionError:
+        raise
+    except Exception as error:  # noqa: BLE001  (the converter raises many types; each becomes one line of advice)
+        raise explain_converter_failure(str(error), mode) from None
