@@ -107,3 +107,73 @@ def test_resize_stretches_with_pillow_bilinear_as_the_contract_says():
     image = photos.PHOTOS[0].open()
     expected = (np.asarray(image.resize((224, 224), photos.Image.Resampling.BILINEAR), np.float32) - 127) / 128
     np.testing.assert_array_equal(photos.to_model_input(image), expected)
+
+
+# An independent NCHW forward pass written from the original PyTorch module's semantics (weights used in
+# their PyTorch layout, TF-"same" padding with the odd pixel at the bottom/right), to catch a wrong transpose,
+# padding or epsilon in the Keras rebuild that a top-5 check would let through.
+STRIDE_2_BLOCKS = {1, 3, 5, 11}
+
+
+def pad_same(x: np.ndarray, kernel: int, stride: int) -> np.ndarray:
+    padding = []
+    for size in x.shape[2:]:
+        total = max((-(-size // stride) - 1) * stride + kernel - size, 0)
+        padding.append((total // 2, total - total // 2))
+    return np.pad(x, ((0, 0), (0, 0), *padding))
+
+
+def conv(x: np.ndarray, weight: np.ndarray, stride: int = 1, depthwise: bool = False) -> np.ndarray:
+    kernel = weight.shape[-1]
+    x = pad_same(x, kernel, stride)
+    out_h, out_w = (x.shape[2] - kernel) // stride + 1, (x.shape[3] - kernel) // stride + 1
+    out = 0.0
+    for i in range(kernel):
+        for j in range(kernel):
+            patch = x[:, :, i : i + stride * out_h : stride, j : j + stride * out_w : stride]
+            if depthwise:
+                out = out + patch * weight[:, 0, i, j][None, :, None, None]
+            else:
+                out = out + np.einsum("nchw,oc->nohw", patch, weight[:, :, i, j], optimize=True)
+    return out
+
+
+def batch_norm(x: np.ndarray, state: dict, prefix: str) -> np.ndarray:
+    scale = state[prefix + ".weight"] / np.sqrt(state[prefix + ".running_var"] + 1e-3)
+    shift = state[prefix + ".bias"] - state[prefix + ".running_mean"] * scale
+    return x * scale[None, :, None, None] + shift[None, :, None, None]
+
+
+def relu6(x: np.ndarray) -> np.ndarray:
+    return np.clip(x, 0.0, 6.0)
+
+
+def reference_logits(state: dict, nhwc: np.ndarray) -> np.ndarray:
+    x = nhwc.transpose(0, 3, 1, 2).astype(np.float64)
+    x = relu6(batch_norm(conv(x, state["_conv_stem.weight"], stride=2), state, "_bn0"))
+    block = 0
+    while f"_blocks.{block}._depthwise_conv.weight" in state:
+        p = f"_blocks.{block}."
+        inputs = x
+        if p + "_expand_conv.weight" in state:
+            x = relu6(batch_norm(conv(x, state[p + "_expand_conv.weight"]), state, p + "_bn0"))
+        stride = 2 if block in STRIDE_2_BLOCKS else 1
+        x = relu6(batch_norm(conv(x, state[p + "_depthwise_conv.weight"], stride, depthwise=True), state, p + "_bn1"))
+        x = batch_norm(conv(x, state[p + "_project_conv.weight"]), state, p + "_bn2")
+        if stride == 1 and x.shape == inputs.shape:
+            x = x + inputs
+        block += 1
+    x = relu6(batch_norm(conv(x, state["_conv_head.weight"]), state, "_bn1"))
+    return x.mean(axis=(2, 3)) @ state["_fc.weight"].T.astype(np.float64) + state["_fc.bias"]
+
+
+def test_savedmodel_matches_an_independent_forward_pass_of_the_original(photo_probabilities):
+    from saved_model.recipes.torch_checkpoint import load_checkpoint  # noqa: PLC0415
+
+    state = load_checkpoint(efficientnet_lite0.package_file(efficientnet_lite0.WEIGHTS_DISTRIBUTION,
+                                                            efficientnet_lite0.WEIGHTS_FILE))
+    picked = [0, 1]  # chelsea, coffee: two photos keep the numpy pass to a few seconds
+    logits = reference_logits(state, photos.model_inputs([photos.PHOTOS[i] for i in picked]))
+    expected = np.exp(logits - logits.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(photo_probabilities[picked], expected, atol=2e-5)
