@@ -55,6 +55,7 @@ test: models
 	@bash tools/run-tests.sh
 
 bench: models
+	@bash bench/setup.sh
 	@$(PY) -m bench
 
 lint: venv

@@ -1,0 +1,75 @@
+"""Section 7: the conversion table (size, agreement, latency per quantization mode) for each demo model.
+
+Not re-measured here: it is `python -m convert SAVED_MODEL OUT --compare` (issue 3), run into build/bench/compare/
+and reused while the SavedModel and convert/ are unchanged; this section only collects the tables it wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
+from bench.report import SectionResult
+
+NUMBER = 7
+TITLE = "Conversion: size, agreement and latency per quantization mode"
+DEMO_MODELS = ("digits", "sentiment", "efficientnet_lite0")
+CONVERT_TIMEOUT_SECONDS = 900
+
+
+def _inputs_digest(saved_model: Path) -> str:
+    digest = hashlib.sha256((saved_model / "saved_model.pb").read_bytes())
+    for source in sorted((REPO_ROOT / "convert").glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def served_mode(name: str) -> str | None:
+    manifest = MODELS_DIR / name / "manifest.json"
+    return json.loads(manifest.read_text())["quantization"] if manifest.exists() else None
+
+
+def compare(name: str) -> Path:
+    """OUT/report.md of a --compare conversion, converting again only when its inputs changed."""
+    saved_model = SAVED_MODEL_DIR / name
+    out = BUILD_DIR / "compare" / name
+    stamp_file = BUILD_DIR / "compare" / f"{name}.stamp"
+    stamp = _inputs_digest(saved_model)
+    if (out / "report.md").exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+        return out / "report.md"
+    command = [sys.executable, "-m", "convert", str(saved_model), str(out), "--compare"]
+    mode = served_mode(name)
+    if mode:
+        command += ["--quantization", mode]
+    print(f"==> converting {name} in every mode (python -m convert --compare)", file=sys.stderr, flush=True)
+    subprocess.run(command, cwd=REPO_ROOT, check=True, timeout=CONVERT_TIMEOUT_SECONDS, stdout=subprocess.DEVNULL)
+    stamp_file.write_text(stamp)
+    return out / "report.md"
+
+
+def report_body(report_md: Path) -> str:
+    """report.md without its own title: the source line and the table."""
+    lines = report_md.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith("# ")).strip()
+
+
+def run(context) -> SectionResult:
+    started = time.perf_counter()
+    parts = ["Collected from `python -m convert saved_model/NAME OUT --compare` (issue 3): each mode converted, "
+             "gated against the SavedModel on the sidecar's validation samples, and timed with LiteRT (1 thread, "
+             "batch 1, mean and p99 over the runs convert states). The served mode is the Makefile's "
+             "(`QUANTIZATION_<name>`)."]
+    for name in DEMO_MODELS:
+        if not (SAVED_MODEL_DIR / name / "saved_model.pb").exists():
+            parts += ["", f"### {name}", "", "Not measured: `saved_model/{name}` is missing (run `make models`)."]
+            continue
+        try:
+            parts += ["", f"### {name}", "", report_body(compare(name))]
+        except subprocess.CalledProcessError as error:
+            parts += ["", f"### {name}", "", f"`python -m convert --compare` failed with exit {error.returncode}."]
+    return SectionResult(NUMBER, TITLE, "\n".join(parts), [], time.perf_counter() - started)

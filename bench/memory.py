@@ -1,0 +1,82 @@
+"""Section 4: peak RSS of each configuration once it has served every model it holds.
+
+Peak RSS is the kernel's high-water mark (VmHWM in /proc/<pid>/status) of the Python runtime process under the
+emulator, read after the last answer: the figure Lambda's "Max Memory Used" tracks. The function is asked once
+per demo model (so every interpreter is loaded) and once per text route; the baselines serve EfficientNet-Lite0
+only, so their figure is a lower bound for "all demo models".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from bench import inputs, lambda_runtimes, result_table
+from bench.paths import MODELS_DIR
+from bench.report import SectionResult, table, verdict
+from bench.stats import summarize
+
+NUMBER = 4
+TITLE = "Peak memory (RSS) with all demo models loaded"
+TARGET_MB = 150
+MAX_RUNS = 3  # RSS barely moves between runs; fresh processes are the expensive part
+
+
+def function_events() -> list[tuple[str, dict]]:
+    """One request per demo model in models/ (on its task's route), then /tokenize."""
+    events = []
+    for manifest_file in sorted(MODELS_DIR.glob("*/manifest.json")):
+        manifest = json.loads(manifest_file.read_text())
+        name = manifest["name"]
+        if manifest["task"] == "image_classification":
+            events.append((name, inputs.http_api_event("/classify", inputs.classify_body(name))))
+        else:
+            events.append((name, inputs.http_api_event("/sentiment", {**inputs.sentiment_body(), "model": name})))
+    events.append(("/tokenize", inputs.http_api_event("/tokenize", inputs.tokenize_body())))
+    return events
+
+
+def peak_rss(configuration, events, environment=None) -> float:
+    with configuration.runtime(environment) as runtime:
+        for name, event in events:
+            invocation = runtime.invoke(event)
+            if invocation.status != 200:
+                raise RuntimeError(f"{configuration.label}, {name}: status {invocation.status}: {invocation.payload}")
+        return runtime.runtime_peak_rss_mb()
+
+
+def run(context) -> SectionResult:
+    started = time.perf_counter()
+    runs = min(context.runs, MAX_RUNS)
+    function = lambda_runtimes.function_configuration()
+    all_models = function_events()
+    classify_only = [("efficientnet_lite0", inputs.http_api_event("/classify", inputs.classify_body()))]
+    variants = [(function, "(a) function, LiteRT: every demo model + /tokenize", all_models, None),
+                (function, "(a) as deployed, DynamoDB result store on (moto)", all_models, "dynamodb"),
+                (lambda_runtimes.tensorflow_configuration(), "(b) TensorFlow baseline: EfficientNet-Lite0",
+                 classify_only, None)]
+    onnx = lambda_runtimes.onnxruntime_configuration()
+    if not isinstance(onnx, str):
+        variants.append((onnx, "(c) ONNX Runtime baseline: EfficientNet-Lite0", classify_only, None))
+
+    peaks: dict[str, list[float]] = {label: [] for _, label, _, _ in variants}
+    with result_table.moto_results_table("bench-memory") as dynamodb_environment:
+        for _ in range(runs):
+            for configuration, label, events, store in variants:
+                environment = dynamodb_environment if store == "dynamodb" else None
+                peaks[label].append(peak_rss(configuration, events, environment))
+
+    rows = [[label, summarize(values).text("MB", 0)] for label, values in peaks.items()]
+    ours = summarize(peaks[variants[0][1]]).median
+    deployed = summarize(peaks[variants[1][1]]).median
+    models = ", ".join(name for name, _ in all_models)
+    markdown = "\n".join([
+        f"{runs} fresh emulated Lambda environments per row, interleaved; median (min-max) of the runtime process's "
+        f"VmHWM after its last answer. (a) was asked, in order: {models}.",
+        "",
+        table(["configuration", "peak RSS"], rows),
+    ])
+    verdicts = [verdict(max(ours, deployed) <= TARGET_MB,
+                        f"peak RSS with all demo models {ours:.0f} MB, {deployed:.0f} MB with the DynamoDB store "
+                        f"(target <= {TARGET_MB} MB)")]
+    return SectionResult(NUMBER, TITLE, markdown, verdicts, time.perf_counter() - started)

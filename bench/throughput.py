@@ -1,0 +1,108 @@
+"""Section 6: throughput of the local server on one core under a bounded concurrent load from wrk.
+
+The server (`python -m function serve`) is pinned to core 0 with taskset and wrk to core 1, so the load tool never
+takes the server's CPU. Every request computes (RESULTS_CACHE=off) except in the one row that shows cache hits.
+Each wrk run is bounded by duration and a 10 s request timeout; the server is stopped by PID afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+
+from bench import inputs
+from bench.local_server import LocalServer
+from bench.paths import BUILD_DIR, REPO_ROOT
+from bench.report import SectionResult, table
+
+NUMBER = 6
+TITLE = "Throughput: local server on one core under wrk"
+CONCURRENCY = (4, 16)
+SERVER_CPU = "0"
+LOAD_CPU = "1"
+LUA_SCRIPT = REPO_ROOT / "bench" / "wrk_post.lua"
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    failed: int  # non-2xx answers + socket errors
+
+
+def _ms(value: str, unit: str) -> float:
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def parse_wrk(output: str) -> LoadResult:
+    def latency(percent: str) -> float:
+        match = re.search(rf"^\s+{percent}%\s+([\d.]+)(us|ms|s|m)\s*$", output, re.MULTILINE)
+        return _ms(*match.groups())
+
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    failed = (sum(int(n) for n in errors.groups()) if errors else 0) + (int(non_2xx.group(1)) if non_2xx else 0)
+    return LoadResult(
+        requests_per_second=float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        p50_ms=latency("50"),
+        p99_ms=latency("99"),
+        requests=int(re.search(r"(\d+) requests in", output).group(1)),
+        failed=failed,
+    )
+
+
+def load(url: str, body_file, connections: int, seconds: int) -> LoadResult:
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency",
+               "-s", str(LUA_SCRIPT), url]
+    if shutil.which("taskset"):
+        command = ["taskset", "-c", LOAD_CPU, *command]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=seconds + 30,
+                          env={"WRK_BODY_FILE": str(body_file), "PATH": "/usr/local/bin:/usr/bin:/bin"})
+    return parse_wrk(done.stdout)
+
+
+def body_file(route: str):
+    path = BUILD_DIR / "bodies" / f"{route.strip('/')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(inputs.ROUTE_BODIES[route]()))
+    return path
+
+
+def run(context) -> SectionResult:
+    started = time.perf_counter()
+    if shutil.which("wrk") is None:
+        raise RuntimeError("wrk is not installed (bench/setup.sh installs the Debian package when root)")
+    rows = []
+    plan = [(route, connections, "off") for route in inputs.ROUTE_BODIES for connections in CONCURRENCY]
+    plan.append(("/classify", CONCURRENCY[-1], "memory"))
+    peaks = {}
+    for cache in ("off", "memory"):
+        with LocalServer({"RESULTS_CACHE": cache}, cpus=SERVER_CPU) as server:
+            for route, connections, _ in [step for step in plan if step[2] == cache]:
+                body = body_file(route)
+                load(server.url + route, body, connections, 1)  # warm-up: loads the model, fills the cache
+                result = load(server.url + route, body, connections, context.load_seconds)
+                label = "off (every request computes)" if cache == "off" else "memory LRU (every request a hit)"
+                rows.append([f"`POST {route}`", str(connections), label, f"**{result.requests_per_second:.1f}**",
+                             f"{result.p50_ms:.1f}", f"{result.p99_ms:.1f}", str(result.requests),
+                             str(result.failed)])
+            peaks[cache] = server.peak_rss_mb()
+    markdown = "\n".join([
+        f"wrk 4.1 (Debian), one thread, {context.load_seconds} s per row after a 1 s warm-up, POSTing the same "
+        "body each time (bench/wrk_post.lua); the server pinned to one core (`taskset -c 0`), wrk to the other. "
+        "Requests/s over the whole run; p50/p99 from wrk's latency distribution; failed = non-2xx + socket errors. "
+        "Inputs: the cat JPEG (base64 JSON) for /classify, a review sentence for /sentiment and /tokenize.",
+        "",
+        table(["route", "connections", "result cache", "requests/s", "p50 ms", "p99 ms", "requests", "failed"],
+              rows),
+        "",
+        f"Server peak RSS (VmHWM) after its runs: {peaks['off']:.0f} MB with the cache off, "
+        f"{peaks['memory']:.0f} MB with the memory cache.",
+    ])
+    return SectionResult(NUMBER, TITLE, markdown, [], time.perf_counter() - started)
