@@ -1,0 +1,87 @@
+"""`python -m function serve` driven by a real HTTP client over 127.0.0.1 on an ephemeral port."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.support.function_fixtures import CAT_LABELS, REPO, b64, demo_models, encode, photo  # noqa: F401
+
+MAX_BODY = 300_000
+
+
+@pytest.fixture(scope="module")
+def server(demo_models, tmp_path_factory):  # noqa: F811
+    env = {**os.environ, "MODEL_DIR": str(demo_models), "RESULTS_CACHE": "memory", "MAX_BODY_BYTES": str(MAX_BODY),
+           "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-m", "function", "serve", "--host", "127.0.0.1", "--port", "0"],
+                               cwd=tmp_path_factory.mktemp("serve"), env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
+        assert first.startswith("serving on http://127.0.0.1:"), first + process.stderr.read()
+        yield first.split()[2]
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _request(url: str, method: str = "GET", data: bytes | None = None, content_type: str | None = None):
+    request = urllib.request.Request(url, data=data, method=method)
+    if content_type:
+        request.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.headers, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, json.loads(error.read())
+
+
+def test_raw_jpeg_body_like_curl_data_binary(server):
+    jpeg = encode(photo("chelsea"), "JPEG", quality=90)
+    status, headers, body = _request(f"{server}/classify", "POST", jpeg, "image/jpeg")
+    assert status == 200 and headers["Content-Type"] == "application/json; charset=utf-8"
+    assert body["predictions"][0]["label"] in CAT_LABELS
+    # curl without -H sends application/x-www-form-urlencoded: still an image, still the same answer
+    status, _, again = _request(f"{server}/classify", "POST", jpeg, "application/x-www-form-urlencoded")
+    assert status == 200 and again["predictions"][0]["label"] == body["predictions"][0]["label"]
+    assert again["predictions"][0]["cached"] is True
+
+
+def test_query_options_for_raw_bodies(server):
+    digit = encode(photo("chelsea").convert("L").resize((8, 8)), "PNG")
+    status, _, body = _request(f"{server}/classify?model=digits&top_k=2", "POST", digit, "image/png")
+    assert status == 200 and body["model"] == "digits" and len(body["predictions"][0]["top_k"]) == 2
+
+
+def test_json_routes(server):
+    status, _, body = _request(f"{server}/sentiment", "POST", json.dumps({"text": "Señor, ¡qué película tan buena!"})
+                               .encode(), "application/json")
+    assert status == 200 and body["predictions"][0]["label"] in ("positive", "negative")
+    status, _, body = _request(f"{server}/tokenize", "POST", b'{"text": "hello there"}', "application/json")
+    assert status == 200 and body["results"][0]["count"] >= 2
+    assert _request(f"{server}/models")[2]["models"]
+    assert _request(f"{server}/health")[2]["status"] == "ok"
+
+
+@pytest.mark.parametrize("method,path,data,content_type,status,code", [
+    ("GET", "/nowhere", None, None, 404, "route_not_found"),
+    ("PUT", "/classify", b"{}", "application/json", 405, "method_not_allowed"),
+    ("POST", "/classify", b"{broken", "application/json", 400, "invalid_json"),
+    ("POST", "/classify", b"not an image at all", "image/jpeg", 415, "unsupported_image"),
+    ("POST", "/classify", b"\0" * (MAX_BODY + 1), "image/jpeg", 413, "body_too_large"),
+])
+def test_errors_over_http(server, method, path, data, content_type, status, code):
+    got_status, _, body = _request(f"{server}{path}", method, data, content_type)
+    assert (got_status, body["error"]["code"]) == (status, code)
+    assert _request(f"{server}/health")[0] == 200
