@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 from function.cache.dynamodb_item import KEY_ATTRIBUTE, TTL_ATTRIBUTE
+from function.router import ROUTES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OSLS = REPO_ROOT / "tools" / "node_modules" / ".bin" / "osls"
 CFN_LINT = Path(sys.executable).parent / "cfn-lint"
 TEMPLATE = "cloudformation-template-update-stack.json"
 DIGEST_URI = "123456789012.dkr.ecr.{region}.amazonaws.com/lambda-tflite-serving@sha256:" + "ab" * 32
-EXPECTED_ROUTES = {"POST /classify", "POST /sentiment", "POST /tokenize", "GET /models", "GET /health"}
+# Every route the function serves, and nothing else.
+EXPECTED_ROUTES = {f"{method} {path}" for path, methods in ROUTES.items() for method in methods}
 API_GATEWAY_LIMIT_SECONDS = 30
 
 pytestmark = pytest.mark.slow
@@ -131,6 +133,7 @@ def test_iam_grants_exactly_the_cache_calls_on_the_table_and_logging_on_the_own_
 def test_every_route_is_an_http_api_route_with_payload_v2(template):
     routes = {r["Properties"]["RouteKey"] for r in resources_of_type(template, "AWS::ApiGatewayV2::Route").values()}
     assert routes == EXPECTED_ROUTES
+    assert {"POST /classify", "POST /sentiment", "POST /tokenize", "GET /models", "GET /health"} <= routes
     api = only(resources_of_type(template, "AWS::ApiGatewayV2::Api"))
     assert api["Properties"]["ProtocolType"] == "HTTP"  # binary bodies arrive base64-encoded, no binaryMediaTypes
     integration = only(resources_of_type(template, "AWS::ApiGatewayV2::Integration"))
