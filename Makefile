@@ -40,6 +40,9 @@ saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.install
 	@$(PY) -m saved_model build $*
 	@touch $@
 
+# Recipe helpers that only one model uses.
+saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
+
 models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
 	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)
 
