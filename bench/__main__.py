@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from bench.paths import BENCHMARKS_MD, BUILD_DIR, REPO_ROOT
+from bench.paths import BENCHMARKS_MD, BUILD_DIR
 from bench.report import SectionResult, render
 
 # Section number -> module, in the order.
@@ -35,7 +35,6 @@ class BenchContext:
     runs: int  # fresh processes per cold-start / memory configuration
     warm_requests: int  # timed requests per route for warm latency
     load_seconds: int  # wrk duration per route and concurrency
-    charts_dir: object = REPO_ROOT / "docs" / "benchmarks"
 
 
 def run_section(number: int, context: BenchContext) -> SectionResult:

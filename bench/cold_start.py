@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from bench import inputs, lambda_runtimes, result_table
+from bench import charts, inputs, lambda_runtimes, result_table
 from bench.report import SectionResult, table, verdict
 from bench.stats import ratio, summarize
 
@@ -94,6 +94,10 @@ def run(context) -> SectionResult:
         rows.append([label, first.text("ms", 0), summarize(measured.init_ms).text("ms", 0),
                      summarize(measured.first_invoke_ms).text("ms", 0), ratio(first.median, ours.median),
                      ", ".join(sorted(measured.top1))])
+    chart = charts.horizontal_bars(
+        "cold_start.png", "Cold start: fresh process to the first /classify answer", "ms",
+        [(label, summarize(samples[label].first_answer_ms)) for _, label, _ in variants], log_scale=True,
+        target=(TARGET_SECONDS * 1000, f"target {TARGET_SECONDS} s"))
     lines = [
         f"{context.runs} fresh execution environments per configuration, interleaved, after one discarded warm-up "
         "each; median (min-max). *First answer* is the client's clock from starting the emulator to the /classify "
@@ -103,6 +107,8 @@ def run(context) -> SectionResult:
         "1,769 MB settings (one vCPU in Lambda; here the two cores are shared with other work).",
         "",
         table(["configuration", "first answer", "init", "first invoke (REPORT)", "vs (a)", "top-1"], rows),
+        "",
+        chart,
         "",
         f"TensorFlow / function: **{ratio(tensorflow.median, ours.median)}** slower to the first answer.",
     ]
