@@ -41,7 +41,8 @@ class EventFormatError(ValueError):
 
 def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
     # ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes.
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # errors="replace": a lone surrogate echoed from the client must not turn an answer into a crash.
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", errors="replace")
     return Response(status, body, {"content-type": JSON_CONTENT_TYPE, **(headers or {})})
 
 
@@ -49,6 +50,8 @@ def _body_bytes(event: dict) -> bytes:
     body = event.get("body")
     if body is None:
         return b""
+    if not isinstance(body, str):
+        raise EventFormatError("the event body is not a string")
     if event.get("isBase64Encoded"):
         try:
             return base64.b64decode(body, validate=True)

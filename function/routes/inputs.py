@@ -35,6 +35,8 @@ def json_object(request: Request) -> dict:
         value = json.loads(request.body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise bad_request("invalid_json", f"The request body is not valid JSON: {exc}.") from exc
+    except RecursionError as exc:
+        raise bad_request("invalid_json", "The request body nests JSON too deeply.") from exc
     if not isinstance(value, dict):
         raise bad_request("invalid_json", "The request body must be a JSON object.")
     return value

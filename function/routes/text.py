@@ -13,6 +13,15 @@ from function.routes.predictions import answer_with_cache
 TASK = "text_classification"
 
 
+def _is_unicode(text: str) -> bool:
+    # JSON allows "\ud800", which Python decodes to a str that cannot be encoded, hashed or tokenized.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _texts(ctx: RouteContext) -> tuple[Manifest, list[str]]:
     settings = ctx.settings
     inputs.check_body_size(ctx.request, settings.max_body_bytes)
@@ -23,6 +32,8 @@ def _texts(ctx: RouteContext) -> tuple[Manifest, list[str]]:
         for text, name in zip(texts, where):
             if not text.strip():
                 raise bad_request("empty_text", f"{name} is empty; send some text.")
+            if not _is_unicode(text):
+                raise bad_request("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).")
             if len(text) > settings.max_text_chars:
                 raise too_large("text_too_large", f"{name} has {len(text)} characters; the limit is "
                                 f"{settings.max_text_chars}.")

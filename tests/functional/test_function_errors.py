@@ -94,3 +94,19 @@ def test_events_that_are_not_api_gateway_are_400(service, event):
     assert result["statusCode"] == 400
     assert json.loads(result["body"])["error"]["code"] == "unsupported_event"
     assert_healthy(service)
+
+
+@pytest.mark.parametrize("path,raw,code", [
+    ("/sentiment", '{"text": "bad \\ud800 surrogate"}', "invalid_field"),
+    ("/classify", '{"image": "x", "model": "\\ud800"}', "invalid_base64"),
+    ("/classify", '{"image": ' + "[" * 100_000 + "]" * 100_000 + "}", "invalid_json"),
+])
+def test_hostile_json_is_a_400_not_a_crash(service, path, raw, code):
+    status, body = call(service, "POST", path, raw)
+    assert (status, body["error"]["code"]) == (400, code)
+    assert_healthy(service)
+
+
+def test_unknown_model_name_with_a_lone_surrogate_is_still_a_clean_404(service):
+    status, body = call(service, "POST", "/classify", '{"image": "%s", "model": "\\ud800"}' % b64(JPEG))
+    assert (status, body["error"]["code"]) == (404, "model_not_found")
