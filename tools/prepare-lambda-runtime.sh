@@ -63,9 +63,9 @@ prepare_emulator() {
   log "fetching the Lambda Runtime Interface Emulator (aws-sam-cli==$SAM_CLI_VERSION wheel)"
   download=$(mktemp -d)
   trap 'rm -rf "$download"' RETURN
-  python3 -m pip download --quiet --disable-pip-version-check --no-deps --dest "$download" \
+  "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps --dest "$download" \
     "aws-sam-cli==$SAM_CLI_VERSION"
-  python3 - "$download"/aws_sam_cli-*.whl "samcli/local/rapid/aws-lambda-rie-$arch" "$binary" <<'PY'
+  "$VENV/bin/python" - "$download"/aws_sam_cli-*.whl "samcli/local/rapid/aws-lambda-rie-$arch" "$binary" <<'PY'
 import shutil, sys, zipfile
 wheel, member, target = sys.argv[1:]
 with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, open(target, "wb") as sink:

@@ -37,10 +37,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = REPO_ROOT / "build" / "lambda-runtime"
 RUNTIME_PYTHON = RUNTIME_DIR / "venv" / "bin" / "python"
 INVOKE_PATH = "/2015-03-31/functions/function/invocations"
-# 1,769 MB is one full vCPU in Lambda, and what serverless.yml deploys.
+# What serverless.yml deploys by default (1,769 MB is one full vCPU).
 DEFAULT_MEMORY_MB = 1769
-DEFAULT_TIMEOUT_SECONDS = 29
-STARTUP_SECONDS = 10.0
+DEFAULT_TIMEOUT_SECONDS = 15
+# How long the emulator may take to listen, or to print its REPORT line after answering.
+EMULATOR_WAIT_SECONDS = 10.0
 
 REPORT_LINE = re.compile(r"^REPORT RequestId: (?P<request_id>\S+)(?P<fields>.*)$")
 REPORT_FIELD = re.compile(r"(?P<name>[A-Za-z ]+): (?P<value>[\d.]+) (?:ms|MB)")
@@ -168,10 +169,11 @@ class LambdaRuntime:
     ):
         self.task_root = Path(task_root)
         self.handler = handler or handler_command()[0]
-        # Lambda's only writable place, /tmp: one per execution environment, removed by stop().
-        self.tmp = Path(tempfile.mkdtemp(prefix="lambda-tmp-"))
-        self.environment = lambda_environment(self.task_root, self.tmp, memory_mb, timeout_s, environment or {})
+        self.extra_environment = dict(environment or {})
+        self.memory_mb = memory_mb
         self.timeout_s = timeout_s
+        self.tmp: Path | None = None
+        self.environment: dict[str, str] = {}
         self.lines: list[str] = []
         self._lines_changed = threading.Condition()
         self._process: subprocess.Popen | None = None
@@ -181,6 +183,10 @@ class LambdaRuntime:
 
     def start(self) -> "LambdaRuntime":
         ensure_prepared()
+        # Lambda's only writable place, /tmp: one per execution environment, removed by stop().
+        self.tmp = Path(tempfile.mkdtemp(prefix="lambda-tmp-"))
+        self.environment = lambda_environment(
+            self.task_root, self.tmp, self.memory_mb, self.timeout_s, self.extra_environment)
         emulator_port, runtime_api_port = _free_port(), _free_port()
         command = [
             str(emulator_binary()),
@@ -209,7 +215,8 @@ class LambdaRuntime:
                     self._signal_group(signal.SIGKILL)
                     self._process.wait(timeout=5)
         finally:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.tmp is not None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _signal_group(self, signum: int) -> None:
         try:
@@ -274,7 +281,7 @@ class LambdaRuntime:
             self._lines_changed.notify_all()
 
     def _wait_for_line(self, start: int, pattern: re.Pattern) -> int:
-        deadline = time.monotonic() + STARTUP_SECONDS
+        deadline = time.monotonic() + EMULATOR_WAIT_SECONDS
         with self._lines_changed:
             while True:
                 for index in range(start, len(self.lines)):
@@ -286,7 +293,7 @@ class LambdaRuntime:
                 self._lines_changed.wait(remaining)
 
     def _wait_until_listening(self, port: int) -> None:
-        deadline = time.monotonic() + STARTUP_SECONDS
+        deadline = time.monotonic() + EMULATOR_WAIT_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 break
