@@ -46,3 +46,18 @@ def test_nothing_listening_is_a_miss_and_a_skipped_write(monkeypatch):
     store.put_many({"a": {"label": "cat"}})
     assert store.get_many(["a"]) == {}
     assert store.stats["errors"] == 1 and store.stats["skipped"] == 1 and store.stats["writes"] == 0
+
+
+def test_a_server_that_never_answers_is_a_miss(monkeypatch):
+    from tests.support.dynamodb_server import use_fake_credentials
+
+    use_fake_credentials()
+    # A listener that accepts connections (the kernel's backlog) but never replies: the read timeout must end it.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        store = DynamoDBResultStore("results", ttl_seconds=60)
+        assert store.get_many(["a", "b"]) == {}
+        store.put_many({"a": {"label": "cat"}})
+    assert store.stats["errors"] == 1 and store.stats["misses"] == 2 and store.stats["skipped"] == 1
