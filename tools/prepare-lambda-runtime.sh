@@ -62,7 +62,6 @@ prepare_emulator() {
   fi
   log "fetching the Lambda Runtime Interface Emulator (aws-sam-cli==$SAM_CLI_VERSION wheel)"
   download=$(mktemp -d)
-  trap 'rm -rf "$download"' RETURN
   "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps --dest "$download" \
     "aws-sam-cli==$SAM_CLI_VERSION"
   "$VENV/bin/python" - "$download"/aws_sam_cli-*.whl "samcli/local/rapid/aws-lambda-rie-$arch" "$binary" <<'PY'
@@ -72,6 +71,7 @@ with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, open(tar
     shutil.copyfileobj(source, sink)
 PY
   chmod +x "$binary"
+  rm -rf "$download"
   echo "$SAM_CLI_VERSION" >"$binary.version"
   log "emulator ready: $binary"
 }
