@@ -7,6 +7,7 @@ import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
 from convert.errors import ConversionError
+from convert.quiet import quiet_native_stderr
 
 SIGNATURE = "serving_default"
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
@@ -56,8 +57,9 @@ class LiteRTModel:
 
     def __init__(self, content: bytes, num_threads: int = 1) -> None:
         try:
-            self.interpreter = Interpreter(model_content=content, num_threads=num_threads)
-            self.runner = self.interpreter.get_signature_runner(SIGNATURE)
+            with quiet_native_stderr():  # LiteRT announces its XNNPACK delegate on stderr for every process
+                self.interpreter = Interpreter(model_content=content, num_threads=num_threads)
+                self.runner = self.interpreter.get_signature_runner(SIGNATURE)
         except (RuntimeError, ValueError) as error:
             raise ConversionError("converted_model_unloadable",
                                   f"LiteRT cannot load the converted model: {str(error).strip().splitlines()[0]}") from None

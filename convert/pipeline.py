@@ -81,7 +81,8 @@ class ConversionJob:
 
     @cached_property
     def reference(self) -> dict[str, np.ndarray]:
-        self.stage(f"running the SavedModel on {self.validation.count} inputs from {self.validation.source}")
+        source = "generated" if self.validation.source == "generated" else f"from {self.validation.source}"
+        self.stage(f"running the SavedModel on {self.validation.count} inputs {source}")
         return fidelity.reference_outputs(self.info.function, self.validation)
 
     @cached_property

@@ -68,7 +68,7 @@ def load_samples(path: Path, roles: dict[str, str], specs: dict[str, TensorInfo]
                              "save the preprocessed inputs as inputs_<role>")
         array, spec = arrays[key], specs[name]
         if not _fits(array, spec):
-            expected = tuple("N" if dim is None else dim for dim in spec.shape)
+            expected = "(" + ", ".join("N" if dim is None else str(dim) for dim in spec.shape) + ")"
             raise _bad(path, f"{key} has shape {array.shape}, the signature input '{name}' expects {expected}")
         inputs[name] = _as_signature_dtype(path, key, array, spec)[:limit]
     counts = {len(array) for array in inputs.values()}

@@ -1,0 +1,47 @@
+"""The command as users run it, in a fresh process: help, exit codes, and no traceback for a mistake."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "convert", *map(str, args)], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_help_documents_every_option_and_mode():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for text in ("SAVED_MODEL_DIR", "OUT_DIR", "--quantization", "--representative", "--compare",
+                 "float32", "float16", "dynamic", "int8", "threshold", "exit codes", "docs/conversion.md"):
+        assert text in result.stdout
+
+
+def test_unknown_mode_is_a_usage_error():
+    result = run_cli("somewhere", "out", "--quantization", "int4")
+    assert result.returncode == 2
+    assert "invalid choice: 'int4'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_missing_directory_exits_2_with_one_line(tmp_path):
+    result = run_cli(tmp_path / "missing", tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"convert: error: {tmp_path / 'missing'} does not exist: pass the directory model.export() wrote "
+        "[missing_directory]"]
+
+
+@pytest.mark.slow
+def test_real_conversion_in_a_fresh_process(image_saved_model, tmp_path):
+    result = run_cli(image_saved_model, tmp_path / "model", "--quantization", "int8")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "| **int8** (served)" in result.stdout
+    assert json.loads((tmp_path / "model" / "manifest.json").read_text())["fidelity"]["passed"]

@@ -1,0 +1,32 @@
+"""Converter failures, as TF 2.21 words them, become one line of advice."""
+from __future__ import annotations
+
+from convert.quantize import explain_converter_failure
+
+# Abridged from a real ConverterError of a model with a TextVectorization layer (TF 2.21).
+FLEX_TEXT = """Could not translate MLIR to FlatBuffer.<unknown>:0: error: loc(callsite(fused["StringLower:", "..."])): 'tf.StringLower' op is neither a custom op nor a flex op
+<unknown>:0: note: called from
+<unknown>:0: error: failed while converting: 'main':
+Some ops are not supported by the native TFLite runtime, you can enable TF kernels fallback using TF Select. See instructions: https://www.tensorflow.org/lite/guide/ops_select
+TF Select ops: RaggedTensorToTensor, StaticRegexReplace, StringLower, StringSplitV2
+Details:
+\ttf.StringLower(tensor<?x1x!tf_type.string>) -> (tensor<?x1x!tf_type.string>)"""
+
+
+def test_flex_ops_are_named_with_the_fix():
+    error = explain_converter_failure(FLEX_TEXT, "dynamic")
+    assert error.code == "needs_flex"
+    assert "(RaggedTensorToTensor, StaticRegexReplace, StringLower, StringSplitV2)" in error.message
+    assert error.message.endswith("tokenize outside the model, feed int32 ids")
+    assert "\n" not in error.message
+
+
+def test_underscore_layer_names():
+    error = explain_converter_failure("'NoneType' object is not callable", "float32")
+    assert error.code == "underscore_layer_name" and "starting with '_'" in error.message
+
+
+def test_anything_else_keeps_the_first_error_line():
+    error = explain_converter_failure("Converting...\nerror: 'tfl.custom' op has no kernel\nmore", "int8")
+    assert error.code == "converter_failed"
+    assert error.message == "the TFLite converter failed in int8 mode: error: 'tfl.custom' op has no kernel"

@@ -1,0 +1,73 @@
+"""Checks that need no TensorFlow: path sanity, the SavedModel digest, and mapping inputs to roles."""
+from __future__ import annotations
+
+import pytest
+
+from convert.errors import ConversionError
+from convert.saved_model_inspect import TensorInfo, check_saved_model_dir, map_input_roles, saved_model_digest
+
+
+def fake_saved_model(directory):
+    (directory / "variables").mkdir(parents=True)
+    (directory / "saved_model.pb").write_bytes(b"graph")
+    (directory / "variables" / "variables.index").write_bytes(b"index")
+    (directory / "variables" / "variables.data-00000-of-00001").write_bytes(b"weights")
+    return directory
+
+
+def test_path_checks(tmp_path):
+    with pytest.raises(ConversionError, match="does not exist"):
+        check_saved_model_dir(tmp_path / "absent")
+    (tmp_path / "model.h5").write_bytes(b"")
+    with pytest.raises(ConversionError, match="a .keras file is not a SavedModel"):
+        check_saved_model_dir(tmp_path / "model.h5")
+    with pytest.raises(ConversionError, match="no saved_model.pb") as raised:
+        check_saved_model_dir(tmp_path)
+    assert raised.value.code == "not_a_saved_model"
+    check_saved_model_dir(fake_saved_model(tmp_path / "ok"))
+
+
+def test_digest_covers_graph_and_weights_but_not_other_files(tmp_path):
+    model = fake_saved_model(tmp_path / "m")
+    first = saved_model_digest(model)
+    assert len(first) == 64
+    (model / "sidecar.json").write_text("{}")
+    (model / "fingerprint.pb").write_bytes(b"changes on every export")
+    assert saved_model_digest(model) == first
+    (model / "variables" / "variables.data-00000-of-00001").write_bytes(b"retrained")
+    assert saved_model_digest(model) != first
+
+
+def test_digest_does_not_depend_on_where_the_model_lives(tmp_path):
+    assert saved_model_digest(fake_saved_model(tmp_path / "a")) == saved_model_digest(fake_saved_model(tmp_path / "b"))
+
+
+FLOAT = TensorInfo("x", (None, 8, 8, 1), "float32")
+
+
+def test_single_inputs_map_by_dtype():
+    assert map_input_roles({"x": FLOAT}, None) == {"image": "x"}
+    assert map_input_roles({"tokens": TensorInfo("tokens", (None, 16), "int32")}, None) == {"input_ids": "tokens"}
+
+
+def test_ids_and_mask_map_by_name():
+    inputs = {"ids": TensorInfo("ids", (None, 16), "int32"), "padding_mask": TensorInfo("padding_mask", (None, 16), "int32")}
+    assert map_input_roles(inputs, None) == {"input_ids": "ids", "attention_mask": "padding_mask"}
+
+
+def test_unmappable_inputs_say_how_to_declare_them():
+    inputs = {"a": FLOAT, "b": FLOAT}
+    with pytest.raises(ConversionError, match=r"\(a, b\).*add a sidecar.json with \"inputs\"") as raised:
+        map_input_roles(inputs, None)
+    assert raised.value.code == "unmappable_inputs"
+
+
+def test_declared_roles_must_name_real_inputs_and_cover_them_all():
+    inputs = {"a": FLOAT, "b": FLOAT}
+    with pytest.raises(ConversionError, match="maps role 'image' to 'c'"):
+        map_input_roles(inputs, {"image": "c"})
+    with pytest.raises(ConversionError, match="inputs b have no role"):
+        map_input_roles(inputs, {"image": "a"})
+    with pytest.raises(ConversionError, match="unknown input role 'audio'"):
+        map_input_roles({"a": FLOAT}, {"audio": "a"})
+    assert map_input_roles({"a": FLOAT}, {"image": "a"}) == {"image": "a"}
