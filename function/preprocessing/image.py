@@ -44,7 +44,7 @@ class ImagePreprocessor:
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise too_large("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
         except Exception as exc:  # noqa: BLE001  (any failure to read client bytes is the client's 415)
-            raise unsupported_media("unsupported_image", f"{where}: not a JPEG, PNG, WebP, GIF, BMP or TIFF "
+            raise unsupported_media("unsupported_image", f"{where} is not a JPEG, PNG, WebP, GIF, BMP or TIFF "
                                     "image.") from exc
         if image.format not in SUPPORTED_FORMATS:
             raise unsupported_media("unsupported_image", f"{where} is a {image.format} image; send JPEG, PNG, "

@@ -47,7 +47,7 @@ def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str
     if (single in body) == (plural in body):
         raise bad_request("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
     if single in body:
-        values, names = [body[single]], [single]
+        values, names = [body[single]], [repr(single)]
     else:
         values = body[plural]
         if not isinstance(values, list):
@@ -56,7 +56,7 @@ def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str
             raise bad_request("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
         if len(values) > max_batch:
             raise too_large("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.")
-        names = [f"{plural}[{i}]" for i in range(len(values))]
+        names = [f"'{plural}[{i}]'" for i in range(len(values))]
     for value, name in zip(values, names):
         if not isinstance(value, kind):
             raise bad_request("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
@@ -64,10 +64,10 @@ def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str
 
 
 def field_names(body: dict, single: str, plural: str) -> list[str]:
-    """Where each value came from, for error messages: "image" or "images[3]"."""
+    """Where each value came from, for error messages: "field 'image'" or "field 'images[3]'"."""
     if single in body:
-        return [single]
-    return [f"{plural}[{i}]" for i in range(len(body[plural]))]
+        return [f"field {single!r}"]
+    return [f"field '{plural}[{i}]'" for i in range(len(body[plural]))]
 
 
 def decode_base64(text: str, where: str) -> bytes:
