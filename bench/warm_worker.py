@@ -18,6 +18,39 @@ from pathlib import Path
 from bench.raw_pipeline import RawModel
 
 WARMUP_REQUESTS = 10
+PROFILED_REQUESTS = 100
+PROFILE_ROWS = 10
+
+
+def _short_path(file: str) -> str:
+    """A profile entry's file without this machine's prefix: package-relative, task-root-relative or stdlib."""
+    import function
+
+    task_root = str(Path(function.__file__).resolve().parent.parent) + "/"
+    if file == "~":  # built-ins
+        return ""
+    if "site-packages/" in file:
+        return file.split("site-packages/")[-1]
+    if file.startswith(task_root):
+        return file[len(task_root):]
+    return "stdlib " + file.rsplit("/lib/python", 1)[-1].split("/", 1)[-1]
+
+
+def profile(handler, event: dict) -> list[tuple[str, float]]:
+    """cProfile of warm handler calls: the functions with the most own time, in ms per request."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(PROFILED_REQUESTS):
+        handler(event, None)
+    profiler.disable()
+    rows = []
+    for (file, line, name), (_, _, own, _, _) in pstats.Stats(profiler).stats.items():
+        where = _short_path(file)
+        rows.append((f"{where}:{line}({name})" if where else name, own * 1000 / PROFILED_REQUESTS))
+    return sorted(rows, key=lambda row: row[1], reverse=True)[:PROFILE_ROWS]
 
 
 def timed(call) -> float:
@@ -26,26 +59,25 @@ def timed(call) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def raw_calls(plan: dict, model_dir: Path) -> dict:
-    image_model = RawModel(model_dir / plan["/classify"]["model"])
-    text_model = RawModel(model_dir / plan["/sentiment"]["model"])
-    photo = base64.b64decode(plan["/classify"]["raw_input"])
-    sentence, words = plan["/sentiment"]["raw_input"], plan["/tokenize"]["raw_input"]
-    return {
-        "/classify": lambda: image_model.classify_image(photo),
-        "/sentiment": lambda: text_model.classify_text(sentence),
-        "/tokenize": lambda: text_model.tokenize(words),
-    }
+def raw_call(route: str, step: dict, model_dir: Path):
+    """The raw floor for one route of the plan, on the same input the handler gets."""
+    model = RawModel(model_dir / step["model"])
+    if route == "/classify":
+        photo = base64.b64decode(step["raw_input"])
+        return lambda: model.classify_image(photo)
+    if route == "/sentiment":
+        return lambda: model.classify_text(step["raw_input"])
+    return lambda: model.tokenize(step["raw_input"])
 
 
 def main(plan_file: str, out: str, requests: int) -> None:
     from function.app import handler  # the Lambda entry point, exactly as awslambdaric imports it
 
     plan = json.loads(Path(plan_file).read_text())
-    raws = raw_calls(plan, Path(os.environ["MODEL_DIR"]))
     results = {}
-    for route, raw in raws.items():
-        event = plan[route]["event"]
+    for route, step in plan.items():
+        raw = raw_call(route, step, Path(os.environ["MODEL_DIR"]))
+        event = step["event"]
         for _ in range(WARMUP_REQUESTS):
             answer = handler(event, None)
             if answer["statusCode"] != 200:
@@ -56,6 +88,8 @@ def main(plan_file: str, out: str, requests: int) -> None:
             handler_ms.append(timed(lambda: handler(event, None)))
             raw_ms.append(timed(raw))
         results[route] = {"handler_ms": handler_ms, "raw_ms": raw_ms}
+        if route == "/classify":
+            results[route]["profile"] = profile(handler, event)
     Path(out).write_text(json.dumps(results))
 
 
