@@ -31,7 +31,8 @@ def model_dir(tmp_path_factory) -> Path:
     if (REPO / "models" / "digits" / "manifest.json").is_file():
         return REPO / "models"
     scratch = tmp_path_factory.mktemp("digits")
-    build = f"from pathlib import Path; from saved_model.recipes import digits; digits.build(Path({str(scratch / 'sm')!r}))"
+    build = ("from pathlib import Path; from saved_model.recipes import digits; "
+             f"digits.build(Path({str(scratch / 'sm')!r}))")
     for command in ([sys.executable, "-c", build],
                     [sys.executable, "-m", "convert", str(scratch / "sm"), str(scratch / "models" / "digits"),
                      "--quantization", "dynamic"]):
