@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -30,8 +31,12 @@ def _inputs_digest(saved_model: Path) -> str:
 
 
 def served_mode(name: str) -> str | None:
+    """The mode `make models` serves: the built manifest's, else the Makefile's QUANTIZATION_<name>."""
     manifest = MODELS_DIR / name / "manifest.json"
-    return json.loads(manifest.read_text())["quantization"] if manifest.exists() else None
+    if manifest.exists():
+        return json.loads(manifest.read_text())["quantization"]
+    match = re.search(rf"^QUANTIZATION_{name}\s*:?=\s*(\S+)", (REPO_ROOT / "Makefile").read_text(), re.MULTILINE)
+    return match.group(1) if match else None
 
 
 def compare(name: str) -> Path:
@@ -42,7 +47,9 @@ def compare(name: str) -> Path:
     stamp = _inputs_digest(saved_model)
     if (out / "report.md").exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
         return out / "report.md"
-    command = [sys.executable, "-m", "convert", str(saved_model), str(out), "--compare"]
+    # Relative paths: convert writes them into its report, and no machine path may reach BENCHMARKS.md.
+    command = [sys.executable, "-m", "convert", str(saved_model.relative_to(REPO_ROOT)),
+               str(out.relative_to(REPO_ROOT)), "--compare"]
     mode = served_mode(name)
     if mode:
         command += ["--quantization", mode]
@@ -66,7 +73,7 @@ def run(context) -> SectionResult:
              "(`QUANTIZATION_<name>`)."]
     for name in DEMO_MODELS:
         if not (SAVED_MODEL_DIR / name / "saved_model.pb").exists():
-            parts += ["", f"### {name}", "", "Not measured: `saved_model/{name}` is missing (run `make models`)."]
+            parts += ["", f"### {name}", "", f"Not measured: `saved_model/{name}` is missing (run `make models`)."]
             continue
         try:
             parts += ["", f"### {name}", "", report_body(compare(name))]

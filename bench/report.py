@@ -54,7 +54,8 @@ def render(sections: list[SectionResult], total_seconds: float, command: str) ->
     for section in sorted(sections, key=lambda s: s.number):
         body += [f"## {section.number}. {section.title}", "", section.markdown.rstrip(), "",
                  f"<sub>section took {section.seconds:.0f} s</sub>", ""]
-    return "\n".join(header + body)
+    # Tools quote the paths they were given: none of this machine's may end up in the committed file.
+    return "\n".join(header + body).replace(f"{REPO_ROOT}/", "")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
