@@ -17,4 +17,6 @@ def moto_results_table(name: str) -> Iterator[dict[str, str]]:
     """Yields the environment that points the function's DynamoDB store at a fresh table."""
     with DynamoDBServer() as server:  # TEST_PRIVATE_NETNS is unset here, so this is always moto's server
         table = create_results_table(server.client(), name)
-        yield {**FAKE_CREDENTIALS, "RESULTS_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": server.endpoint}
+        # As serverless.yml deploys it: the DynamoDB store named explicitly.
+        yield {**FAKE_CREDENTIALS, "RESULTS_CACHE": "dynamodb", "RESULTS_TABLE": table,
+               "AWS_ENDPOINT_URL_DYNAMODB": server.endpoint}
