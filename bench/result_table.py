@@ -7,6 +7,7 @@ because DynamoDB Local binds every interface and the benchmark does not run in a
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 from tests.support.dynamodb_server import FAKE_CREDENTIALS, DynamoDBServer, create_results_table
@@ -15,7 +16,8 @@ from tests.support.dynamodb_server import FAKE_CREDENTIALS, DynamoDBServer, crea
 @contextlib.contextmanager
 def moto_results_table(name: str) -> Iterator[dict[str, str]]:
     """Yields the environment that points the function's DynamoDB store at a fresh table."""
-    with DynamoDBServer() as server:  # TEST_PRIVATE_NETNS is unset here, so this is always moto's server
+    os.environ.pop("TEST_PRIVATE_NETNS", None)  # never DynamoDB Local here: it would listen on every interface
+    with DynamoDBServer() as server:
         table = create_results_table(server.client(), name)
         # As serverless.yml deploys it: the DynamoDB store named explicitly.
         yield {**FAKE_CREDENTIALS, "RESULTS_CACHE": "dynamodb", "RESULTS_TABLE": table,
