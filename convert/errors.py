@@ -12,3 +12,9 @@ class ConversionError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def first_line(error: BaseException, limit: int = 300) -> str:
+    """The informative head of a library's (often multi-page) exception text."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:limit]

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from convert.errors import ConversionError
+from convert.errors import ConversionError, first_line
 from convert.quiet import import_tensorflow
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.samples import Samples
@@ -49,9 +49,8 @@ def reference_outputs(function, samples: Samples) -> dict[str, np.ndarray]:
         try:
             result = function(**batch)
         except Exception as error:  # noqa: BLE001  (TF raises many types; all mean these inputs do not fit)
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise ConversionError("reference_failed", f"the SavedModel itself fails on the validation inputs "
-                                  f"({samples.source}): {first[:300]}") from None
+                                  f"({samples.source}): {first_line(error)}") from None
         chunks.append({name: np.asarray(tensor, dtype=np.float32) for name, tensor in result.items()})
     outputs = {name: np.concatenate([chunk[name] for chunk in chunks]) for name in chunks[0]}
     broken = [name for name, array in outputs.items() if not np.isfinite(array).all()]
@@ -62,7 +61,7 @@ def reference_outputs(function, samples: Samples) -> dict[str, np.ndarray]:
 
 
 def guess_output_kind(outputs: np.ndarray) -> str:
-    """For models without a sidecar: rows of non-negative values summing to 1 (or one unit in [0, 1]) are probabilities."""
+    """Without a sidecar: rows of values in [0, 1] summing to 1 (or a single unit in [0, 1]) are probabilities."""
     flat = outputs.reshape(len(outputs), -1)
     in_unit_range = bool(((flat >= 0) & (flat <= 1)).all())
     if in_unit_range and (flat.shape[1] == 1 or np.allclose(flat.sum(axis=1), 1.0, atol=1e-3)):
@@ -76,10 +75,12 @@ def measure(reference: dict[str, np.ndarray], model: LiteRTModel, samples: Sampl
     try:
         converted = model.predict_batches(samples.inputs)
     except (RuntimeError, ValueError) as error:
-        raise ConversionError("converted_model_failed", f"LiteRT cannot run the converted {mode} model: "
-                              f"{str(error).strip().splitlines()[0]}") from None
+        raise ConversionError("converted_model_failed",
+                              f"LiteRT cannot run the converted {mode} model: {first_line(error)}") from None
     threshold = THRESHOLDS[mode]
-    nonfinite = int(sum((~np.isfinite(array.reshape(len(array), -1))).any(axis=1).sum() for array in converted.values()))
+    finite_rows = np.all([np.isfinite(array.reshape(len(array), -1)).all(axis=1) for array in converted.values()],
+                         axis=0)
+    nonfinite = int((~finite_rows).sum())
     predicted = top1(np.nan_to_num(converted[primary_output]), output_kind)
     expected = top1(reference[primary_output], output_kind)
     agreement = float(np.mean(predicted == expected))
@@ -94,7 +95,8 @@ def measure(reference: dict[str, np.ndarray], model: LiteRTModel, samples: Sampl
     if nonfinite:
         problem = f"outputs NaN/Inf on {nonfinite} of {samples.count} validation inputs"
     elif agreement < threshold:
-        problem = f"agrees with the SavedModel on {agreement:.1%} of top-1 predictions, below the {threshold:.0%} threshold"
+        problem = (f"agrees with the SavedModel on {agreement:.1%} of top-1 predictions, "
+                   f"below the {threshold:.0%} threshold")
     return FidelityResult(samples=samples.count, top1_agreement=round(agreement, 6),
                           max_abs_diff=None if max_abs_diff is None else round(max_abs_diff, 6),
                           accuracy=None if accuracy is None else round(accuracy, 6),
@@ -112,7 +114,8 @@ def enforce(result: FidelityResult, model: LiteRTModel, mode: str) -> None:
     if result.passed:
         return
     if result.max_abs_diff is None:
-        advice = "try float32 or float16; if the SavedModel came from tf.saved_model.save(), export it with model.export(DIR)"
+        advice = ("try float32 or float16; if the SavedModel came from tf.saved_model.save(), "
+                  "export it with model.export(DIR)")
     elif mode == "int8":
         advice = "give int8 more representative inputs with --representative FILE.npz, or use dynamic or float16"
     else:

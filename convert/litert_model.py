@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
-from convert.errors import ConversionError
+from convert.errors import ConversionError, first_line
 from convert.quiet import quiet_native_stderr
 
 SIGNATURE = "serving_default"
@@ -62,9 +62,11 @@ class LiteRTModel:
                 self.runner = self.interpreter.get_signature_runner(SIGNATURE)
         except (RuntimeError, ValueError) as error:
             raise ConversionError("converted_model_unloadable",
-                                  f"LiteRT cannot load the converted model: {str(error).strip().splitlines()[0]}") from None
-        self.inputs = {name: TensorDetails.from_litert(name, d) for name, d in self.runner.get_input_details().items()}
-        self.outputs = {name: TensorDetails.from_litert(name, d) for name, d in self.runner.get_output_details().items()}
+                                  f"LiteRT cannot load the converted model: {first_line(error)}") from None
+        self.inputs = {name: TensorDetails.from_litert(name, details)
+                       for name, details in self.runner.get_input_details().items()}
+        self.outputs = {name: TensorDetails.from_litert(name, details)
+                        for name, details in self.runner.get_output_details().items()}
 
     def op_names(self) -> set[str]:
         return {op["op_name"] for op in self.interpreter._get_ops_details()}  # noqa: SLF001  (no public op listing)

@@ -122,8 +122,8 @@ def _row(result: ModeResult, float32_size: int | None) -> report.ReportRow:
         size_ratio_vs_float32=round(size / float32_size, 4) if float32_size else None,
         top1_agreement=result.fidelity.top1_agreement, max_abs_diff=result.fidelity.max_abs_diff,
         accuracy=result.fidelity.accuracy, reference_accuracy=result.fidelity.reference_accuracy,
-        threshold=result.fidelity.threshold, mean_ms=result.latency.mean_ms, p99_ms=result.latency.p99_ms,
-        latency_runs=result.latency.runs)
+        threshold=result.fidelity.threshold, mean_ms=result.latency.mean_ms, p50_ms=result.latency.p50_ms,
+        p99_ms=result.latency.p99_ms, latency_runs=result.latency.runs)
 
 
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,

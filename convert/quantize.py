@@ -32,9 +32,9 @@ def _configure(converter, mode: str, representative: Samples | None) -> None:
         converter.target_spec.supported_types = [tf.float16]
     elif mode == "int8":
         if representative is None:
-            raise ConversionError("no_representative_data",
-                                  "int8 needs real inputs to calibrate with: pass --representative FILE.npz "
-                                  "(inputs_<role> arrays) or give the SavedModel a sidecar.json with validation samples")
+            raise ConversionError("no_representative_data", "int8 needs real inputs to calibrate with: pass "
+                                  "--representative FILE.npz (inputs_<role> arrays) or give the SavedModel a "
+                                  "sidecar.json with validation samples")
         converter.representative_dataset = _representative_dataset(representative)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (FACTS).
@@ -51,10 +51,11 @@ def explain_converter_failure(text: str, mode: str) -> ConversionError:
                                "string ops of a TextVectorization layer: tokenize outside the model, feed int32 ids")
     if "'NoneType' object is not callable" in text:
         return ConversionError("underscore_layer_name", "the converter failed with \"'NoneType' object is not "
-                               "callable\", which Keras layer names starting with '_' cause: rename them and export again")
+                               "callable\", which Keras layer names starting with '_' cause: rename them and "
+                               "export again")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no details")
-    return ConversionError("converter_failed", f"the TFLite converter failed in {mode} mode: {first[:300]}")
+    first_error = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no details")
+    return ConversionError("converter_failed", f"the TFLite converter failed in {mode} mode: {first_error[:300]}")
 
 
 def convert_saved_model(saved_model_dir: Path, mode: str, representative: Samples | None = None) -> bytes:

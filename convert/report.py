@@ -21,6 +21,7 @@ class ReportRow:
     reference_accuracy: float | None = None
     threshold: float | None = None
     mean_ms: float | None = None
+    p50_ms: float | None = None
     p99_ms: float | None = None
     latency_runs: int | None = None
     error: str | None = None
@@ -57,7 +58,7 @@ def format_ms(value: float | None) -> str:
 
 def markdown_table(report: Report) -> str:
     header = ("| mode | size | vs float32 | top-1 agreement | max abs diff | accuracy (SavedModel) "
-              "| mean invoke | p99 invoke | gate |\n|---|---|---|---|---|---|---|---|---|\n")
+              "| mean invoke | p50 invoke | p99 invoke | gate |\n|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for row in report.rows:
         mode = f"**{row.mode}** (served)" if row.mode == report.served_mode else row.mode
@@ -65,7 +66,7 @@ def markdown_table(report: Report) -> str:
         gate = "pass" if row.passed else f"FAIL: {row.error}"
         lines.append(f"| {mode} | {_size(row.size_bytes)} | {_number(row.size_ratio_vs_float32, '.2f')} "
                      f"| {_number(row.top1_agreement, '.2%')} | {_number(row.max_abs_diff, '.2g')} | {accuracy} "
-                     f"| {format_ms(row.mean_ms)} | {format_ms(row.p99_ms)} | {gate} |")
+                     f"| {format_ms(row.mean_ms)} | {format_ms(row.p50_ms)} | {format_ms(row.p99_ms)} | {gate} |")
     return header + "\n".join(lines) + "\n"
 
 

@@ -37,7 +37,8 @@ def _bad(path: Path, problem: str) -> ConversionError:
 
 
 def _fits(array: np.ndarray, spec: TensorInfo) -> bool:
-    return array.ndim == len(spec.shape) and all(want in (None, got) for want, got in zip(spec.shape[1:], array.shape[1:]))
+    same_rank = array.ndim == len(spec.shape)
+    return same_rank and all(want in (None, got) for want, got in zip(spec.shape[1:], array.shape[1:]))
 
 
 def _as_signature_dtype(path: Path, key: str, array: np.ndarray, spec: TensorInfo) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from convert.errors import ConversionError
+from convert.errors import ConversionError, first_line
 from convert.quiet import import_tensorflow
 
 SIGNATURE = "serving_default"
@@ -78,8 +78,8 @@ def load_saved_model(path: Path) -> SavedModelInfo:
     try:
         loaded = tf.saved_model.load(str(path))
     except Exception as error:  # noqa: BLE001  (any load failure means the directory is not a usable SavedModel)
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ConversionError("not_a_saved_model", f"{path} could not be loaded as a SavedModel: {first_line}") from None
+        raise ConversionError("not_a_saved_model",
+                              f"{path} could not be loaded as a SavedModel: {first_line(error)}") from None
     signatures = list(loaded.signatures.keys())
     if SIGNATURE not in signatures:
         found = ", ".join(signatures) or "none"
@@ -94,7 +94,8 @@ def load_saved_model(path: Path) -> SavedModelInfo:
                               "export with model.export(DIR), which names every input")
     inputs = {name: _tensor_info(name, spec) for name, spec in sorted(kwargs.items())}
     outputs = {name: _tensor_info(name, spec) for name, spec in sorted(function.structured_outputs.items())}
-    return SavedModelInfo(path=path, module=loaded, function=function, inputs=inputs, outputs=outputs, digest=saved_model_digest(path))
+    return SavedModelInfo(path=path, module=loaded, function=function, inputs=inputs, outputs=outputs,
+                          digest=saved_model_digest(path))
 
 
 def map_input_roles(inputs: dict[str, TensorInfo], declared: dict[str, str] | None) -> dict[str, str]:
@@ -103,7 +104,8 @@ def map_input_roles(inputs: dict[str, TensorInfo], declared: dict[str, str] | No
     if declared is not None:
         for role, name in declared.items():
             if role not in ROLES:
-                raise ConversionError("bad_sidecar", f"sidecar.json: unknown input role '{role}' (roles: {', '.join(ROLES)})")
+                raise ConversionError("bad_sidecar",
+                                      f"sidecar.json: unknown input role '{role}' (roles: {', '.join(ROLES)})")
             if name not in inputs:
                 raise ConversionError("bad_sidecar", f"sidecar.json maps role '{role}' to '{name}', "
                                       f"but the serving signature has inputs: {names}")

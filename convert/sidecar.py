@@ -96,6 +96,6 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
     if kind == "text":
         _file_in(saved_model_dir, preprocessing.get("tokenizer"), "preprocessing.tokenizer")
     known = {"schema", "name", "task", "labels", "output", "preprocessing", "inputs", "validation"}
-    return Sidecar(directory=saved_model_dir, name=name, task=task, labels=labels, output=output, preprocessing=preprocessing, inputs=inputs,
-                   samples=samples, representative=representative,
+    return Sidecar(directory=saved_model_dir, name=name, task=task, labels=labels, output=output,
+                   preprocessing=preprocessing, inputs=inputs, samples=samples, representative=representative,
                    extra={key: value for key, value in data.items() if key not in known})

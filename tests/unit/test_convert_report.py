@@ -12,10 +12,10 @@ def sample_report() -> Report:
     report.rows = [
         ReportRow(mode="float32", passed=True, size_bytes=18_600_000, size_ratio_vs_float32=1.0, top1_agreement=1.0,
                   max_abs_diff=1e-6, accuracy=0.9, reference_accuracy=0.9, threshold=0.99, mean_ms=17.71,
-                  p99_ms=19.2, latency_runs=160),
+                  p50_ms=17.5, p99_ms=19.2, latency_runs=160),
         ReportRow(mode="int8", passed=True, size_bytes=5_300_000, size_ratio_vs_float32=0.2849, top1_agreement=0.95,
                   max_abs_diff=0.03, accuracy=0.85, reference_accuracy=0.9, threshold=0.95, mean_ms=0.456,
-                  p99_ms=1.5, latency_runs=300),
+                  p50_ms=0.45, p99_ms=1.5, latency_runs=300),
         ReportRow(mode="dynamic", passed=False, error="agrees on 50.0%"),
     ]
     return report
@@ -23,9 +23,11 @@ def sample_report() -> Report:
 
 def test_table_rows_show_size_ratio_agreement_accuracy_and_latency():
     table = markdown_table(sample_report())
-    assert "| float32 | 18.60 MB | 1.00 | 100.00% | 1e-06 | 90.00% (90.00%) | 17.7 ms | 19.2 ms | pass |" in table
-    assert "| **int8** (served) | 5.30 MB | 0.28 | 95.00% | 0.03 | 85.00% (90.00%) | 0.456 ms | 1.50 ms | pass |" in table
-    assert "| dynamic | - | - | - | - | - | - | - | FAIL: agrees on 50.0% |" in table
+    assert ("| float32 | 18.60 MB | 1.00 | 100.00% | 1e-06 | 90.00% (90.00%) "
+            "| 17.7 ms | 17.5 ms | 19.2 ms | pass |") in table
+    assert ("| **int8** (served) | 5.30 MB | 0.28 | 95.00% | 0.03 | 85.00% (90.00%) "
+            "| 0.456 ms | 0.450 ms | 1.50 ms | pass |") in table
+    assert "| dynamic | - | - | - | - | - | - | - | - | FAIL: agrees on 50.0% |" in table
 
 
 def test_milliseconds_keep_three_significant_digits():

@@ -51,7 +51,8 @@ def test_single_inputs_map_by_dtype():
 
 
 def test_ids_and_mask_map_by_name():
-    inputs = {"ids": TensorInfo("ids", (None, 16), "int32"), "padding_mask": TensorInfo("padding_mask", (None, 16), "int32")}
+    inputs = {"ids": TensorInfo("ids", (None, 16), "int32"),
+              "padding_mask": TensorInfo("padding_mask", (None, 16), "int32")}
     assert map_input_roles(inputs, None) == {"input_ids": "ids", "attention_mask": "padding_mask"}
 
 

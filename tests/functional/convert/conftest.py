@@ -174,7 +174,8 @@ def string_input_saved_model(models_root) -> Path:
     vectorize = keras.layers.TextVectorization(max_tokens=20, output_sequence_length=6, name="vectorize")
     vectorize.adapt(["a good film", "a bad film", "good acting"])
     text = keras.Input(shape=(1,), dtype="string", name="text")
-    pooled = keras.layers.GlobalAveragePooling1D(name="pool")(keras.layers.Embedding(20, 4, name="embed")(vectorize(text)))
+    embedded = keras.layers.Embedding(20, 4, name="embed")(vectorize(text))
+    pooled = keras.layers.GlobalAveragePooling1D(name="pool")(embedded)
     model = keras.Model(text, keras.layers.Dense(2, activation="softmax", name="out")(pooled))
     return write_model_dir(models_root / "string_input", model, None, None)
 
