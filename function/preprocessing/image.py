@@ -68,10 +68,12 @@ class ImagePreprocessor:
     def to_array(self, image: Image.Image) -> np.ndarray:
         """One decoded image -> (height, width, channels) float32, resized and normalized."""
         resized = image.resize(self.size, Image.Resampling.BILINEAR)
-        pixels = np.asarray(resized, dtype=np.float32)
+        pixels = np.array(resized, dtype=np.float32)  # a writable copy: normalized in place, no temporaries
         if pixels.ndim == 2:
             pixels = pixels[:, :, None]
-        return (pixels - self.mean) / self.std
+        pixels -= self.mean
+        pixels /= self.std
+        return pixels
 
 
 def _upright(image: Image.Image) -> Image.Image:
