@@ -6,12 +6,18 @@ import os
 import sys
 
 
+def port_number(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m function", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the API over HTTP, as API Gateway would call the handler")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    serve.add_argument("--port", type=port_number, default=8080, help="port (default 8080; 0 picks a free one)")
     serve.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
     args = parser.parse_args(argv)
 
