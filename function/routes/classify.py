@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from function.cache.keys import digest_bytes
-from function.errors import bad_request
+from function.errors import bad_request, unsupported_media
 from function.events import Response
 from function.models.outputs import probabilities, ranked
 from function.routes import inputs
@@ -24,6 +24,9 @@ def classify(ctx: RouteContext) -> Response:
             texts = inputs.one_or_many(body, "image", "images", str, "base64 string", settings.max_batch)
             where = inputs.field_names(body, "image", "images")
             images = [inputs.decode_base64(text, name) for text, name in zip(texts, where)]
+        elif ctx.request.content_type.startswith("multipart/"):
+            raise unsupported_media("unsupported_media_type", "Multipart form uploads are not accepted; send the "
+                                    "image as the raw body (curl --data-binary @file) or as base64 JSON.")
         else:
             body, images, where = inputs.query_options(ctx.request.query), [ctx.request.body], ["the request body"]
         if not images[0]:

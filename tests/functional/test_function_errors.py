@@ -45,6 +45,8 @@ CASES = [
      "unsupported_image"),
     ("POST", "/classify", b"GIF89a but not really", "image/gif", True, 415, "unsupported_image"),
     ("POST", "/classify", b"", "image/jpeg", True, 400, "missing_field"),
+    ("POST", "/classify", b"--x\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n" + JPEG + b"\r\n--x--",
+     "multipart/form-data; boundary=x", True, 415, "unsupported_media_type"),
     ("POST", "/sentiment", {"text": "   "}, "application/json", False, 400, "empty_text"),
     ("POST", "/sentiment", {"texts": ["fine", ""]}, "application/json", False, 400, "empty_text"),
     ("POST", "/sentiment", {"texts": ["fine", 3]}, "application/json", False, 400, "invalid_field"),
