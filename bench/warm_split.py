@@ -51,7 +51,8 @@ def photo_jpeg(size: tuple[int, int] | None) -> bytes:
 
 def event_for(jpeg: bytes) -> dict:
     return {"version": "2.0", "routeKey": "$default", "rawPath": "/classify", "headers": {"content-type": "image/jpeg"},
-            "requestContext": {"http": {"method": "POST", "path": "/classify"}, "requestId": "bench", "stage": "$default"},
+            "requestContext": {"http": {"method": "POST", "path": "/classify"}, "requestId": "bench",
+                               "stage": "$default"},
             "body": base64.b64encode(jpeg).decode("ascii"), "isBase64Encoded": True}
 
 

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from tests.support.function_fixtures import (  # noqa: F401
-    CAT_LABELS, assert_healthy, b64, call, demo_models, encode, make_service, photo, registry, service,
+    assert_healthy, b64, call, demo_models, encode, make_service, photo, registry, service,
 )
 
 

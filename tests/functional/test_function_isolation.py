@@ -26,12 +26,16 @@ from function.app import handler
 
 buffer = io.BytesIO()
 Image.new("RGB", (64, 48), (200, 120, 40)).save(buffer, "JPEG")
-event = {"version": "2.0", "routeKey": "$default", "rawPath": "/classify", "headers": {"content-type": "image/jpeg"},
-         "requestContext": {"http": {"method": "POST", "path": "/classify"}, "requestId": "probe", "stage": "$default"},
+event = {"version": "2.0", "routeKey": "$default", "rawPath": "/classify",
+         "headers": {"content-type": "image/jpeg"},
+         "requestContext": {"http": {"method": "POST", "path": "/classify"}, "requestId": "probe",
+                            "stage": "$default"},
          "body": base64.b64encode(buffer.getvalue()).decode(), "isBase64Encoded": True}
 result = handler(event, None)
-text = {"version": "2.0", "routeKey": "$default", "rawPath": "/sentiment", "headers": {"content-type": "application/json"},
-        "requestContext": {"http": {"method": "POST", "path": "/sentiment"}, "requestId": "probe2", "stage": "$default"},
+text = {"version": "2.0", "routeKey": "$default", "rawPath": "/sentiment",
+        "headers": {"content-type": "application/json"},
+        "requestContext": {"http": {"method": "POST", "path": "/sentiment"}, "requestId": "probe2",
+                           "stage": "$default"},
         "body": json.dumps({"text": "fine"}), "isBase64Encoded": False}
 result2 = handler(text, None)
 heavy = sorted(m for m, module in sys.modules.items()

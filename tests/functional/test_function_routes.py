@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.support.function_fixtures import (  # noqa: F401
-    CAT_LABELS, assert_healthy, b64, call, demo_models, encode, load_event, photo, registry, service,
+    CAT_LABELS, b64, call, demo_models, encode, load_event, photo, registry, service,
 )
 
 FORMATS = ["2.0", "1.0"]

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from tests.support.function_fixtures import CAT_LABELS, REPO, b64, demo_models, encode, photo  # noqa: F401
+from tests.support.function_fixtures import CAT_LABELS, REPO, demo_models, encode, photo  # noqa: F401
 
 MAX_BODY = 300_000
 
