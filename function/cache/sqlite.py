@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 2000  # the longest a request waits for another writer before it gives up on the cache
 KEYS_PER_QUERY = 500  # below SQLite's bound-parameter limit on every build
+SETUP_ATTEMPTS = 5  # opening a fresh file from racing connections; the pauses add up to 0.5 s at most
+SETUP_PAUSE_SECONDS = 0.05
 PURGE_EVERY_WRITES = 200  # expired rows are deleted now and then by writers; readers ignore them anyway
 
 SCHEMA = """
@@ -42,6 +44,7 @@ class SqliteResultStore:
         self.stats = StoreStats()
         self._clock = clock
         self._local = threading.local()
+        self._setup_lock = threading.Lock()
         self._writes_since_purge = 0
 
     def _connection(self) -> sqlite3.Connection:
@@ -49,17 +52,36 @@ class SqliteResultStore:
         cached = getattr(self._local, "connection", None)
         if cached is not None and cached[0] == os.getpid():
             return cached[1]
+        with self._setup_lock:
+            connection = self._open()
+        self._local.connection = (os.getpid(), connection)
+        return connection
+
+    def _open(self) -> sqlite3.Connection:
+        """On a fresh file, connections racing to set it up can get "database is locked" at once (SQLite's
+        deadlock avoidance skips the busy wait), so setting up is retried a few times."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, SETUP_ATTEMPTS):
+            try:
+                return self._open_once()
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise  # a path that cannot be opened will not open on a retry either
+                time.sleep(SETUP_PAUSE_SECONDS * attempt)
+        return self._open_once()
+
+    def _open_once(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"journal_mode stayed {mode}: database is locked")
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.executescript(SCHEMA)
+            connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")
         except sqlite3.Error:
             connection.close()
             raise
-        self._local.connection = (os.getpid(), connection)
         return connection
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Result]:

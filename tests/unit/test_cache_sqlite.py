@@ -83,3 +83,23 @@ def test_threads_share_one_file(tmp_path):
         thread.join()
     assert errors == [] and store.stats["errors"] == 0
     assert len(store.get_many([f"{w}-{i}" for w in range(4) for i in range(50)])) == 200
+
+
+def test_threads_racing_to_set_up_a_fresh_file(tmp_path):
+    # Each round: a new file, two stores, eight threads released at once into their first call.
+    for round_number in range(20):
+        path = tmp_path / f"fresh-{round_number}.sqlite3"
+        stores = [SqliteResultStore(path, ttl_seconds=60) for _ in range(2)]
+        barrier = threading.Barrier(8)
+
+        def first_use(worker: int) -> None:
+            barrier.wait()
+            stores[worker % 2].put_many({f"w{worker}": {"worker": worker}})
+
+        threads = [threading.Thread(target=first_use, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert stores[0].stats["errors"] == stores[1].stats["errors"] == 0
+        assert len(stores[0].get_many([f"w{n}" for n in range(8)])) == 8
