@@ -139,7 +139,7 @@ class DynamoDBResultStore:
             if key not in asked:
                 self.stats.add("corrupt")
             elif entry.expires_at <= now:
-                self.stats.add("expired")  # DynamoDB deletes expired items late, or never in local servers
+                self.stats.add("expired")  # DynamoDB deletes expired items late; moto never does
             else:
                 found[key] = entry
 
