@@ -11,7 +11,7 @@ from function.errors import ApiError, error_response, internal_error_response
 from function.events import EventFormatError, Request, Response, parse_event, to_result
 from function.log import Timings
 from function.models.registry import ModelRegistry
-from function.router import normalize, resolve
+from function.router import ROUTES, normalize, resolve
 from function.routes.context import RouteContext
 
 log = logging.getLogger("function")
@@ -51,10 +51,11 @@ class Service:
             log.exception("request failed", extra={"fields": {"request_id": request.request_id}})
             error_code = "internal_error"
             response = internal_error_response()
+        route = normalize(request.path)
         fields = {
             "request_id": request.request_id,
             "cold_start": cold,
-            "route": normalize(request.path),
+            "route": route if route in ROUTES else "unknown",  # never echo arbitrary client paths into logs
             "method": request.method,
             "event_format": request.event_format,
             "status": response.status,
