@@ -60,10 +60,10 @@ def run(context) -> SectionResult:
         variants.append((onnx, "(c) ONNX Runtime baseline: EfficientNet-Lite0", classify_only, None))
 
     peaks: dict[str, list[float]] = {label: [] for _, label, _, _ in variants}
-    with result_table.moto_results_table("bench-memory") as dynamodb_environment:
+    with result_table.moto_results_tables() as fresh_table:
         for _ in range(runs):
             for configuration, label, events, store in variants:
-                environment = dynamodb_environment if store == "dynamodb" else None
+                environment = fresh_table() if store == "dynamodb" else None
                 peaks[label].append(peak_rss(configuration, events, environment))
 
     rows = [[label, summarize(values).text("MB", 0)] for label, values in peaks.items()]
