@@ -18,6 +18,8 @@ from function.errors import too_large, unsupported_media
 OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
 HIGH_BIT_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
+# Set once, not per call (catch_warnings is not thread-safe): decode() refuses such images itself, with a 413.
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 
 class ImagePreprocessor:
@@ -31,17 +33,15 @@ class ImagePreprocessor:
         self.mean = np.asarray(preprocessing.get("mean", [0.0] * channels), dtype=np.float32)
         self.std = np.asarray(preprocessing.get("std", [1.0] * channels), dtype=np.float32)
         self.max_pixels = max_pixels
-        # Pillow's own bomb guard raises at twice this; our exact check below fires first.
+        # Pillow's own guard raises at twice its limit; below that, our exact check in decode() refuses first.
         Image.MAX_IMAGE_PIXELS = max(Image.MAX_IMAGE_PIXELS or 0, max_pixels)
 
     def decode(self, data: bytes, where: str = "the image") -> Image.Image:
         """Bytes -> an upright image in the model's colour mode, not yet resized. Raises ApiError 413/415."""
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", Image.DecompressionBombWarning)
-                # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
-                image = Image.open(io.BytesIO(data), formats=OPENERS)
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
+            image = Image.open(io.BytesIO(data), formats=OPENERS)
+        except Image.DecompressionBombError as exc:
             raise too_large("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
         except Exception as exc:  # noqa: BLE001  (any failure to read client bytes is the client's 415)
             raise unsupported_media("unsupported_image", f"{where} is not a JPEG, PNG, WebP, GIF, BMP or TIFF "
