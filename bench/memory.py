@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import time
 
-from bench import inputs, lambda_runtimes, result_table
+from bench import charts, inputs, lambda_runtimes, result_table
 from bench.paths import MODELS_DIR
 from bench.report import SectionResult, table, verdict
-from bench.stats import summarize
+from bench.stats import ratio, summarize
 
 NUMBER = 4
 TITLE = "Peak memory (RSS) with all demo models loaded"
@@ -66,15 +66,21 @@ def run(context) -> SectionResult:
                 environment = fresh_table() if store == "dynamodb" else None
                 peaks[label].append(peak_rss(configuration, events, environment))
 
-    rows = [[label, summarize(values).text("MB", 0)] for label, values in peaks.items()]
     ours = summarize(peaks[variants[0][1]]).median
     deployed = summarize(peaks[variants[1][1]]).median
+    rows = [[label, summarize(values).text("MB", 0), ratio(summarize(values).median, ours)]
+            for label, values in peaks.items()]
+    chart = charts.horizontal_bars("peak_rss.png", "Peak RSS after serving", "MB",
+                                   [(label, summarize(values)) for label, values in peaks.items()], log_scale=False,
+                                   target=(TARGET_MB, f"target {TARGET_MB} MB"))
     models = ", ".join(name for name, _ in all_models)
     markdown = "\n".join([
         f"{runs} fresh emulated Lambda environments per row, interleaved; median (min-max) of the runtime process's "
         f"VmHWM after its last answer. (a) was asked, in order: {models}.",
         "",
-        table(["configuration", "peak RSS"], rows),
+        table(["configuration", "peak RSS", "vs (a)"], rows),
+        "",
+        chart,
     ])
     verdicts = [verdict(max(ours, deployed) <= TARGET_MB,
                         f"peak RSS with all demo models {ours:.0f} MB, {deployed:.0f} MB with the DynamoDB store "
