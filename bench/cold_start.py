@@ -151,7 +151,9 @@ def run(context) -> SectionResult:
                         [[f"`{name}`", f"{ms:.0f} ms"] for name, ms in import_profile(configurations[0])])]
     verdicts = [
         verdict(ours.median <= TARGET_SECONDS * 1000,
-                f"cold start (a) {ours.median / 1000:.2f} s median (target <= {TARGET_SECONDS} s)"),
+                f"cold start (a) {ours.median / 1000:.2f} s median, "
+                f"{summarize(samples[variants[1][1]].first_answer_ms).median / 1000:.2f} s with the DynamoDB store "
+                f"as deployed (target <= {TARGET_SECONDS} s)"),
         verdict(tensorflow.median >= TARGET_RATIO * ours.median,
                 f"(a) {ratio(tensorflow.median, ours.median)} faster than the TensorFlow baseline "
                 f"(target >= {TARGET_RATIO}x)"),
