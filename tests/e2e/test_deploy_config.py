@@ -29,17 +29,21 @@ API_GATEWAY_LIMIT_SECONDS = 30
 pytestmark = pytest.mark.slow
 
 
-def package(output: Path, *options: str, service_dir: Path = REPO_ROOT, environment: dict | None = None):
-    """`osls package` with fake credentials; returns the completed process (output in `output`)."""
+def run_osls(arguments: list[str], home: Path, service_dir: Path = REPO_ROOT, environment: dict | None = None):
+    """The framework CLI with fake credentials and none of the caller's AWS settings."""
     assert OSLS.exists(), "tools/node_modules is missing: run `bash tools/install-test-deps.sh`"
     env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_") and key != "FUNCTION_IMAGE_URI"}
     env.update({
         "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE", "AWS_SECRET_ACCESS_KEY": "fake-secret-for-offline-packaging",
-        "HOME": str(output.parent), "SLS_TELEMETRY_DISABLED": "1", "SLS_NOTIFICATIONS_MODE": "off",
+        "HOME": str(home), "SLS_TELEMETRY_DISABLED": "1", "SLS_NOTIFICATIONS_MODE": "off",
     })
     env.update(environment or {})
-    command = [str(OSLS), "package", "--package", str(output), *options]
-    return subprocess.run(command, cwd=service_dir, env=env, capture_output=True, text=True, timeout=180)
+    return subprocess.run([str(OSLS), *arguments], cwd=service_dir, env=env, capture_output=True, text=True, timeout=180)
+
+
+def package(output: Path, *options: str, service_dir: Path = REPO_ROOT, environment: dict | None = None):
+    """`osls package` into `output` (never the repo's .serverless/); returns the completed process."""
+    return run_osls(["package", "--package", str(output), *options], output.parent, service_dir, environment)
 
 
 def load_template(output: Path) -> dict:
@@ -208,7 +212,10 @@ def test_config_validation_rejects_a_typo(tmp_path):
     assert "memorySise" in done.stdout + done.stderr
 
 
-def test_without_the_switch_the_framework_builds_and_pushes_the_dockerfile():
-    text = (REPO_ROOT / "serverless.yml").read_text()
-    assert re.search(r"image: \$\{param:imageUri, env:FUNCTION_IMAGE_URI, 'inference'\}", text)
-    assert re.search(r"ecr:\n\s+images:\n\s+inference:\n\s+path: \./", text)
+def test_without_the_switch_the_framework_builds_and_pushes_the_dockerfile(tmp_path):
+    done = run_osls(["print", "--format", "json"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    resolved = json.loads(done.stdout)
+    image = resolved["functions"]["api"]["image"]
+    assert resolved["provider"]["ecr"]["images"][image]["path"] == "./"  # ./Dockerfile, built by `serverless deploy`
+    assert (resolved["provider"]["stage"], resolved["provider"]["region"]) == ("dev", "us-east-1")
