@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from tests.support.dynamodb_server import FAKE_CREDENTIALS, dynamodb_server, results_table  # noqa: F401 (fixtures)
 from tests.support.lambda_runtime import RUNTIME_PYTHON, LambdaRuntime, lambda_environment, lay_out_task_root
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -170,6 +171,22 @@ def test_the_warmup_event_is_answered_without_a_server_error(runtime):
     invocation = runtime.invoke({"warmup": True})
     assert isinstance(invocation.payload, dict) and invocation.payload.get("statusCode", 200) < 500
     assert runtime.invoke(http_api_event("GET", "/health")).status == 200
+
+
+def test_as_deployed_two_containers_share_results_through_dynamodb(task_root, dynamodb_server, results_table):
+    # serverless.yml's environment; boto3 and its whole stack must come from requirements.txt alone.
+    environment = {"RESULTS_CACHE": "dynamodb", "RESULTS_TABLE": results_table,
+                   "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_server.endpoint, **FAKE_CREDENTIALS}
+    event = json_event("/sentiment", {"text": "An honest, moving and beautifully acted story."})
+    with LambdaRuntime(task_root, environment=environment) as first_container:
+        computed = first_container.invoke(event)
+    with LambdaRuntime(task_root, environment=environment) as second_container:
+        reused = second_container.invoke(event)
+    assert computed.status == reused.status == 200, (computed.payload, reused.payload)
+    assert reused.report.init_duration_ms is not None  # a cold container, so only the table can have the answer
+    (fresh,), (cached,) = computed.json_body()["predictions"], reused.json_body()["predictions"]
+    assert (fresh.pop("cached"), cached.pop("cached")) == (False, True)
+    assert cached == fresh
 
 
 def test_the_runtime_environment_has_requirements_txt_alone_and_no_tensorflow(task_root, tmp_path):
