@@ -104,15 +104,15 @@ def measure(reference: dict[str, np.ndarray], model: LiteRTModel, samples: Sampl
                           threshold=threshold, passed=problem is None, problem=problem)
 
 
-def enforce(result: FidelityResult, model: LiteRTModel, mode: str) -> None:
-    """Raise with advice when the gate fails. Uninitialised-variable ops fail it even if the numbers look fine."""
+def gate_error(result: FidelityResult, model: LiteRTModel, mode: str) -> ConversionError | None:
+    """Why the gate rejects the model, with advice, or None. Uninitialised-variable ops fail it whatever the numbers."""
     if VARIABLE_OPS & model.op_names():
         symptom = f" and {result.problem}" if result.problem else ""
-        raise ConversionError("weightless_export", f"the converted model has no weights (it reads uninitialised "
-                              f"variables){symptom}: the SavedModel was written with tf.saved_model.save(); "
-                              "export the Keras model with model.export(DIR)")
+        return ConversionError("weightless_export", f"the converted model has no weights (it reads uninitialised "
+                               f"variables){symptom}: the SavedModel was written with tf.saved_model.save(); "
+                               "export the Keras model with model.export(DIR)")
     if result.passed:
-        return
+        return None
     if result.max_abs_diff is None:
         advice = ("try float32 or float16; if the SavedModel came from tf.saved_model.save(), "
                   "export it with model.export(DIR)")
@@ -120,4 +120,4 @@ def enforce(result: FidelityResult, model: LiteRTModel, mode: str) -> None:
         advice = "give int8 more representative inputs with --representative FILE.npz, or use dynamic or float16"
     else:
         advice = "use a milder mode (float16 or float32)"
-    raise ConversionError("fidelity_failed", f"the converted {mode} model {result.problem}: {advice}")
+    return ConversionError("fidelity_failed", f"the converted {mode} model {result.problem}: {advice}")

@@ -1,4 +1,8 @@
-"""Single-input invoke latency in LiteRT as the function sees it: one thread, warmed up, a bounded number of runs."""
+"""Single-input invoke latency in LiteRT as the function sees it: one thread, warmed up, a bounded number of runs.
+
+Several models are timed in interleaved rounds, so a burst of load from other processes on a shared machine
+lands on all of them alike instead of on whichever mode happened to be measured at that moment.
+"""
 from __future__ import annotations
 
 import time
@@ -9,9 +13,10 @@ import numpy as np
 from convert.litert_model import LiteRTModel
 
 WARMUP_RUNS = 10
-MAX_RUNS = 300
-MIN_RUNS = 20
-# Stop early on slow models so a conversion never spends more than a few seconds timing one mode.
+ROUNDS = 5
+MAX_RUNS = 300  # per model, over all rounds
+MIN_RUNS = 20  # per model, even when the time budget is spent
+# Per model: stop early on slow models so timing never takes more than a few seconds per mode.
 TIME_BUDGET_S = 3.0
 
 
@@ -26,17 +31,28 @@ class Latency:
         return asdict(self)
 
 
-def measure_latency(content: bytes, one_input: dict[str, np.ndarray]) -> Latency:
-    model = LiteRTModel(content, num_threads=1)
-    prepared = model.prepare(one_input)
-    for _ in range(WARMUP_RUNS):
-        model.invoke_prepared(prepared)
-    timings = []
-    deadline = time.perf_counter() + TIME_BUDGET_S
-    while len(timings) < MAX_RUNS and (len(timings) < MIN_RUNS or time.perf_counter() < deadline):
-        start = time.perf_counter()
-        model.invoke_prepared(prepared)
-        timings.append(time.perf_counter() - start)
-    milliseconds = np.array(timings) * 1000.0
+def _summary(seconds: list[float]) -> Latency:
+    milliseconds = np.array(seconds) * 1000.0
     return Latency(mean_ms=round(float(milliseconds.mean()), 3), p50_ms=round(float(np.median(milliseconds)), 3),
-                   p99_ms=round(float(np.percentile(milliseconds, 99)), 3), runs=len(timings))
+                   p99_ms=round(float(np.percentile(milliseconds, 99)), 3), runs=len(seconds))
+
+
+def measure_latencies(contents: dict[str, bytes], one_input: dict[str, np.ndarray]) -> dict[str, Latency]:
+    """Latency of each model (by key) on the same single input."""
+    models = {key: LiteRTModel(content, num_threads=1) for key, content in contents.items()}
+    prepared = {key: model.prepare(one_input) for key, model in models.items()}
+    for key, model in models.items():
+        for _ in range(WARMUP_RUNS):
+            model.invoke_prepared(prepared[key])
+    timings: dict[str, list[float]] = {key: [] for key in models}
+    for _ in range(ROUNDS):
+        for key, model in models.items():
+            runs = timings[key]
+            round_start = len(runs)
+            deadline = time.perf_counter() + TIME_BUDGET_S / ROUNDS
+            while len(runs) - round_start < MAX_RUNS // ROUNDS and (
+                    len(runs) - round_start < MIN_RUNS // ROUNDS or time.perf_counter() < deadline):
+                start = time.perf_counter()
+                model.invoke_prepared(prepared[key])
+                runs.append(time.perf_counter() - start)
+    return {key: _summary(runs) for key, runs in timings.items()}

@@ -12,7 +12,7 @@ import numpy as np
 from convert import fidelity, manifest, quantize, report
 from convert.errors import ConversionError
 from convert.quiet import import_tensorflow
-from convert.latency import Latency, measure_latency
+from convert.latency import Latency, measure_latencies
 from convert.litert_model import LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
 from convert.samples import Samples, generate_samples, load_samples
@@ -29,7 +29,7 @@ class ModeResult:
     content: bytes
     model: LiteRTModel
     fidelity: fidelity.FidelityResult
-    latency: Latency
+    gate_error: ConversionError | None  # why the fidelity gate rejects this model, if it does
 
 
 class ConversionJob:
@@ -92,7 +92,7 @@ class ConversionJob:
         return fidelity.guess_output_kind(self.reference[self.primary_output])
 
     def convert(self, mode: str) -> ModeResult:
-        """Convert, gate and time one mode; raises ConversionError when it fails."""
+        """Convert one mode and hold it against the SavedModel; raises ConversionError when no model comes out."""
         self.stage(f"converting to {mode}")
         representative = self.representative if mode == "int8" else None
         content = quantize.convert_saved_model(self.saved_model_dir, mode, representative)
@@ -101,11 +101,10 @@ class ConversionJob:
             raise ConversionError("converter_failed", "the converted model's signature does not match the "
                                   "SavedModel's: export the Keras model with model.export(DIR)")
         result = fidelity.measure(self.reference, model, self.validation, mode, self.output_kind, self.primary_output)
-        fidelity.enforce(result, model, mode)
-        latency = measure_latency(content, self.validation.one(0))
+        verdict = fidelity.gate_error(result, model, mode)
         self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, top-1 agreement {result.top1_agreement:.2%}, "
-                   f"mean invoke {report.format_ms(latency.mean_ms)}")
-        return ModeResult(mode, content, model, result, latency)
+                   f"gate {'pass' if verdict is None else 'FAIL'}")
+        return ModeResult(mode, content, model, result, verdict)
 
     def float32_size(self) -> int | None:
         """Size of the plain float32 conversion: the yardstick for every size ratio."""
@@ -115,15 +114,48 @@ class ConversionJob:
             return None
 
 
-def _row(result: ModeResult, float32_size: int | None) -> report.ReportRow:
+def _row(result: ModeResult, latency: Latency, float32_size: int | None) -> report.ReportRow:
     size = len(result.content)
     return report.ReportRow(
-        mode=result.mode, passed=True, size_bytes=size,
+        mode=result.mode, passed=result.gate_error is None, size_bytes=size,
         size_ratio_vs_float32=round(size / float32_size, 4) if float32_size else None,
         top1_agreement=result.fidelity.top1_agreement, max_abs_diff=result.fidelity.max_abs_diff,
         accuracy=result.fidelity.accuracy, reference_accuracy=result.fidelity.reference_accuracy,
-        threshold=result.fidelity.threshold, mean_ms=result.latency.mean_ms, p50_ms=result.latency.p50_ms,
-        p99_ms=result.latency.p99_ms, latency_runs=result.latency.runs)
+        threshold=result.fidelity.threshold, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms,
+        p99_ms=latency.p99_ms, latency_runs=latency.runs,
+        error=None if result.gate_error is None else result.gate_error.message)
+
+
+def _convert_modes(job: ConversionJob,
+                   modes: tuple[str, ...]) -> tuple[dict[str, ModeResult], dict[str, ConversionError]]:
+    """Every mode that produced a model (gate passed or not), and why the others produced none."""
+    results: dict[str, ModeResult] = {}
+    failures: dict[str, ConversionError] = {}
+    for mode in modes:
+        try:
+            results[mode] = job.convert(mode)
+        except ConversionError as error:
+            if len(modes) == 1:
+                raise
+            failures[mode] = error
+            job.stage(f"{mode}: FAILED: {error.message}")
+    return results, failures
+
+
+def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult],
+            failures: dict[str, ConversionError]) -> report.Report:
+    job.stage(f"timing {', '.join(results)} in LiteRT (1 thread, batch 1)")
+    latencies = measure_latencies({mode: result.content for mode, result in results.items()}, job.validation.one(0))
+    float32_size = len(results["float32"].content) if "float32" in results else job.float32_size()
+    conversion_report = report.Report(
+        name=job.name, saved_model=job.saved_model_dir.as_posix(), served_mode=served_mode,
+        samples={"source": job.validation.source, "count": job.validation.count}, converter=job.converter_version)
+    for mode in quantize.MODES:
+        if mode in results:
+            conversion_report.rows.append(_row(results[mode], latencies[mode], float32_size))
+        elif mode in failures:
+            conversion_report.rows.append(report.ReportRow(mode=mode, passed=False, error=failures[mode].message))
+    return conversion_report
 
 
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
@@ -134,30 +166,16 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
     job = ConversionJob(saved_model_dir, representative_path, log)
-    results: dict[str, ModeResult] = {}
-    failures: dict[str, ConversionError] = {}
-    for candidate in (quantize.MODES if compare else (mode,)):
-        try:
-            results[candidate] = job.convert(candidate)
-        except ConversionError as error:
-            if candidate == mode and not compare:
-                raise
-            failures[candidate] = error
-            job.stage(f"{candidate}: FAILED: {error.message}")
-    float32_size = len(results["float32"].content) if "float32" in results else job.float32_size()
-    conversion_report = report.Report(
-        name=job.name, saved_model=saved_model_dir.as_posix(), served_mode=mode,
-        samples={"source": job.validation.source, "count": job.validation.count}, converter=job.converter_version)
-    for candidate in quantize.MODES:
-        if candidate in results:
-            conversion_report.rows.append(_row(results[candidate], float32_size))
-        elif candidate in failures:
-            conversion_report.rows.append(report.ReportRow(mode=candidate, passed=False,
-                                                           error=failures[candidate].message))
+    results, failures = _convert_modes(job, quantize.MODES if compare else (mode,))
+    if not compare and results[mode].gate_error is not None:
+        raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
+    conversion_report = _report(job, mode, results, failures)
     log(report.markdown_table(conversion_report))
     if mode in failures:
         raise failures[mode]
     served = results[mode]
+    if served.gate_error is not None:
+        raise served.gate_error
     model_manifest = manifest.build_manifest(
         name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, roles=job.roles, content=served.content,
         model=served.model, mode=mode, saved_model_digest=job.info.digest, converter=job.converter_version,

@@ -31,3 +31,10 @@ def test_successful_conversion_replaces_the_previous_model(image_saved_model, tm
     assert run_convert(image_saved_model, out_dir, "--quantization", "dynamic")[0] == 0
     assert json.loads((out_dir / "manifest.json").read_text())["quantization"] == "dynamic"
     assert [p.name for p in tmp_path.iterdir()] == ["served"]
+
+
+def test_compare_shows_every_failed_mode_and_writes_nothing(weightless_saved_model, tmp_path, run_convert):
+    code, out, err = run_convert(weightless_saved_model, tmp_path / "out", "--compare", "--quantization", "float16")
+    assert code == 2 and "[weightless_export]" in err
+    assert out.count("FAIL: ") == 4 and "| **float16** (served)" in out
+    assert list(tmp_path.iterdir()) == []
