@@ -166,6 +166,7 @@ def test_memory_is_one_vcpu_and_the_timeout_ends_before_api_gateway_gives_up(tem
 
 def test_provisioned_concurrency_and_warmup_are_off_by_default(template):
     assert resources_of_type(template, "AWS::Lambda::Alias") == {}
+    assert resources_of_type(template, "AWS::Lambda::Version") == {}
     rule = only(resources_of_type(template, "AWS::Events::Rule"))
     assert rule["Properties"]["State"] == "DISABLED"
     assert json.loads(only_target(rule)["Input"]) == {"warmup": True}
@@ -189,6 +190,7 @@ def test_params_switch_on_warmup_provisioned_concurrency_cors_stage_and_region(t
     assert function["Properties"]["Code"] == {"ImageUri": uri}
     assert function["Properties"]["FunctionName"].endswith("-prod-api")
     alias = only(resources_of_type(template, "AWS::Lambda::Alias"))
+    assert only(resources_of_type(template, "AWS::Lambda::Version"))  # what the alias points at
     assert alias["Properties"]["ProvisionedConcurrencyConfig"] == {"ProvisionedConcurrentExecutions": 2}
     rule = only(resources_of_type(template, "AWS::Events::Rule"))
     assert rule["Properties"]["State"] == "ENABLED"
