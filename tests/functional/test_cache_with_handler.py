@@ -36,7 +36,8 @@ def model_dir(tmp_path_factory) -> Path:
     for command in ([sys.executable, "-c", build],
                     [sys.executable, "-m", "convert", str(scratch / "sm"), str(scratch / "models" / "digits"),
                      "--quantization", "dynamic"]):
-        subprocess.run(command, cwd=REPO, check=True, capture_output=True, timeout=600)
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"building the digits model failed: {done.stderr[-2000:]}"
     return scratch / "models"
 
 
