@@ -14,7 +14,11 @@ def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     if spec.scale is None:
         return values.astype(dtype, copy=False)
     info = np.iinfo(dtype)
-    return np.clip(np.round(values / spec.scale) + spec.zero_point, info.min, info.max).astype(dtype)
+    scaled = np.divide(values, spec.scale, dtype=np.float32)  # one float32 temporary, then in place
+    np.round(scaled, out=scaled)
+    scaled += spec.zero_point
+    np.clip(scaled, info.min, info.max, out=scaled)
+    return scaled.astype(dtype)
 
 
 def dequantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
