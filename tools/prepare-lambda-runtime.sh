@@ -16,10 +16,10 @@ log() { echo "==> [$(date +%T)] $*"; }
 
 # The interpreter Lambda runs is 3.12: prefer exactly that, then 3.13, and only then whatever python3 is.
 pick_python() {
-  local candidates=("${LAMBDA_PYTHON:-}" python3.12 python3.13)
-  if command -v pyenv >/dev/null 2>&1; then
-    candidates+=("$(pyenv root)"/versions/3.12.*/bin/python3.12 "$(pyenv root)"/versions/3.13.*/bin/python3.13)
-  fi
+  local pyenv_root candidates=("${LAMBDA_PYTHON:-}" python3.12 python3.13)
+  # pyenv's shims refuse versions that are not selected, so also look in its versions/ directly.
+  pyenv_root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+  candidates+=("$pyenv_root"/versions/3.12.*/bin/python3.12 "$pyenv_root"/versions/3.13.*/bin/python3.13)
   local py
   for py in "${candidates[@]}"; do
     [ -n "$py" ] || continue
