@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -10,6 +11,13 @@ from pathlib import Path
 from convert.errors import ConversionError
 
 MARKER = "manifest.json"  # a directory holding one is a previous conversion, safe to replace
+
+
+def _directory_mode() -> int:
+    """What a plain mkdir would give: mkdtemp's 0700 would hide the model from the non-root user Lambda runs as."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o777 & ~umask
 
 
 def check_replaceable(out_dir: Path) -> None:
@@ -30,6 +38,7 @@ def staged_output_dir(out_dir: Path) -> Iterator[Path]:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
     try:
+        staging.chmod(_directory_mode())
         yield staging
         previous = None
         if out_dir.exists():

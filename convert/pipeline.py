@@ -11,10 +11,10 @@ import numpy as np
 
 from convert import fidelity, manifest, quantize, report
 from convert.errors import ConversionError
-from convert.quiet import import_tensorflow
 from convert.latency import Latency, measure_latencies
 from convert.litert_model import LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
+from convert.quiet import import_tensorflow
 from convert.samples import Samples, generate_samples, load_samples
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model, map_input_roles
 from convert.sidecar import Sidecar, load_sidecar
@@ -47,7 +47,7 @@ class ConversionJob:
         self.info: SavedModelInfo = load_saved_model(saved_model_dir)
         self.roles = map_input_roles(self.info.inputs, self.sidecar.inputs if self.sidecar else None)
         self.name = self.sidecar.name if self.sidecar else saved_model_dir.resolve().name
-        self.primary_output = next(iter(self.info.outputs))
+        self.primary_output = next(iter(self.info.outputs))  # by name: output_0 for a one-output Keras export
         self._check_labels()
 
     def stage(self, message: str) -> None:

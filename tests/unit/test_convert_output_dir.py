@@ -1,6 +1,9 @@
 """OUT_DIR is swapped in whole: never half-written, never replacing anything but an earlier conversion."""
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from convert.errors import ConversionError
@@ -18,6 +21,17 @@ def test_success_creates_out_dir_with_its_parents(tmp_path):
         (staging / "manifest.json").write_text("{}")
     assert (out_dir / "manifest.json").read_text() == "{}"
     assert [p.name for p in out_dir.parent.iterdir()] == ["cats"]
+
+
+def test_out_dir_gets_ordinary_permissions_not_mkdtemp_private_ones(tmp_path):
+    """The function image runs as a non-root user: a 0700 model directory would be unreadable there."""
+    umask = os.umask(0o022)
+    try:
+        with staged_output_dir(tmp_path / "cats") as staging:
+            (staging / "manifest.json").write_text("{}")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "cats").stat().st_mode) == 0o755
 
 
 def test_failure_leaves_nothing(tmp_path):

@@ -45,3 +45,13 @@ def test_real_conversion_in_a_fresh_process(image_saved_model, tmp_path):
     assert "Traceback" not in result.stderr
     assert "| **int8** (served)" in result.stdout
     assert json.loads((tmp_path / "model" / "manifest.json").read_text())["fidelity"]["passed"]
+
+
+@pytest.mark.slow
+def test_gate_failure_in_a_fresh_process_is_exactly_one_stderr_line(weightless_saved_model, tmp_path):
+    """Not even TensorFlow's or LiteRT's native start-up logging may come before the message."""
+    result = run_cli(weightless_saved_model, tmp_path / "model", "--quantization", "float32")
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("convert: error: ") and line.endswith("[weightless_export]")
+    assert not (tmp_path / "model").exists()
