@@ -15,8 +15,9 @@ import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from bench import charts, inputs, lambda_runtimes, result_table
+from bench import charts, inputs, lambda_runtimes, page_cache, result_table
 from bench.report import SectionResult, table, verdict
 from bench.stats import ratio, summarize
 
@@ -24,6 +25,7 @@ NUMBER = 1
 TITLE = "Cold start: fresh process to the first /classify answer"
 TARGET_SECONDS = 0.5
 TARGET_RATIO = 15
+COLD_DISK_RUNS = 3  # each TensorFlow run reads ~1 GB from disk: three show the spread
 
 
 @dataclass
@@ -63,6 +65,23 @@ def _json_lines(lines: list[str]) -> list[dict]:
         if isinstance(value, dict):
             parsed.append(value)
     return parsed
+
+
+def stdlib_dir(configuration: lambda_runtimes.Configuration) -> Path:
+    done = subprocess.run([str(configuration.venv.python), "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
+                          capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip())
+
+
+def cold_disk_runs(configurations: list, event: dict, runs: int) -> dict[str, Samples]:
+    """Runs whose venv, task root and standard library were evicted from the page cache just before: the first
+    start on a host that has not read these files yet."""
+    samples = {c.label: Samples(c.label) for c in configurations}
+    for _ in range(runs):
+        for configuration in configurations:
+            page_cache.evict([configuration.venv.path, configuration.task_root, stdlib_dir(configuration)])
+            measure_once(configuration, event, samples[configuration.label])
+    return samples
 
 
 def import_profile(configuration: lambda_runtimes.Configuration, top: int = 8) -> list[tuple[str, float]]:
@@ -110,6 +129,8 @@ def run(context) -> SectionResult:
             for configuration, label, store in variants:
                 measure_once(configuration, event, samples[label], store() if store else None)
 
+    cold_disk = cold_disk_runs(configurations, event, min(context.runs, COLD_DISK_RUNS))
+
     ours = summarize(samples[variants[0][1]].first_answer_ms)
     tensorflow = summarize(samples[configurations[1].label].first_answer_ms)
     rows = []
@@ -141,6 +162,14 @@ def run(context) -> SectionResult:
         lines.append(f"ONNX Runtime / function: **{ratio(summarize(samples[onnx.label].first_answer_ms).median, ours.median)}**.")
     else:
         lines.append(f"(c) ONNX Runtime: not measured, tf2onnx did not convert the SavedModel: `{onnx_error}`")
+    ours_cold_disk = summarize(cold_disk[configurations[0].label].first_answer_ms)
+    lines += ["", "The same, with each stack's venv, task root and standard library evicted from the page cache "
+              "(posix_fadvise DONTNEED on exactly those files) before every run: a host that has not read these "
+              f"files yet. {min(context.runs, COLD_DISK_RUNS)} runs each, interleaved:", "",
+              table(["configuration", "first answer", "init", "vs (a)"],
+                    [[label, summarize(m.first_answer_ms).text("ms", 0), summarize(m.init_ms).text("ms", 0),
+                      ratio(summarize(m.first_answer_ms).median, ours_cold_disk.median)]
+                     for label, m in cold_disk.items()])]
     function_samples = [samples[label] for _, label, _ in variants[:2]]
     lines += ["", "The cold request's own stage timings, from the function's log line; *total* minus the stages "
               "is mostly loading the interpreter, which the first request does:", "", stage_table(function_samples)]
@@ -155,7 +184,8 @@ def run(context) -> SectionResult:
                 f"{summarize(samples[variants[1][1]].first_answer_ms).median / 1000:.2f} s with the DynamoDB store "
                 f"as deployed (target <= {TARGET_SECONDS} s)"),
         verdict(tensorflow.median >= TARGET_RATIO * ours.median,
-                f"(a) {ratio(tensorflow.median, ours.median)} faster than the TensorFlow baseline "
-                f"(target >= {TARGET_RATIO}x)"),
+                f"(a) {ratio(tensorflow.median, ours.median)} faster than the TensorFlow baseline, "
+                f"{ratio(summarize(cold_disk[configurations[1].label].first_answer_ms).median, ours_cold_disk.median)}"
+                f" with the page cache evicted (target >= {TARGET_RATIO}x)"),
     ]
     return SectionResult(NUMBER, TITLE, "\n".join(lines), verdicts, time.perf_counter() - started)
