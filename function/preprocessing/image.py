@@ -17,6 +17,7 @@ from function.errors import too_large, unsupported_media
 
 OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
+DRAFT_MARGIN = 2
 HIGH_BIT_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
 # Set once, not per call (catch_warnings is not thread-safe): decode() refuses such images itself, with a 413.
 warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
@@ -55,9 +56,11 @@ class ImagePreprocessor:
                             f"{self.max_pixels} pixels.")
         try:
             if image.format in ("JPEG", "MPO"):
-                # Let libjpeg decode at 1/2..1/8 scale when the photo is far bigger than the model's input.
-                side = max(self.size)
-                image.draft(self.color_mode, (side, side))
+                # Let libjpeg decode at 1/2..1/8 scale only while both sides stay >= DRAFT_MARGIN x the model's
+                # input. Measured: a 12 MP photo decodes 10x faster, and after the area-aware bilinear resize
+                # the input is within 1-5 grey levels (mean 0.1-0.3) of a full decode; at 1x it was up to 45.
+                width, height = self.size
+                image.draft(self.color_mode, (width * DRAFT_MARGIN, height * DRAFT_MARGIN))
             image.load()
             image = _upright(image)
             return _to_mode(image, self.color_mode)

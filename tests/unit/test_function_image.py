@@ -167,3 +167,15 @@ def test_truncated_jpeg_is_415(rgb):
 def test_every_supported_format_decodes(rgb, fmt):
     decoded = rgb.decode(encode(photo("chelsea").resize((90, 60)), fmt))
     assert (decoded.mode, decoded.size) == ("RGB", (90, 60))
+
+
+@pytest.mark.parametrize("size", [(4000, 3000), (2048, 2048), (600, 512)])
+def test_reduced_scale_jpeg_decode_stays_close_to_a_full_decode(rgb, size):
+    # Big JPEGs decode at 1/2..1/8 scale for speed; the model must still see (almost) what a full decode gives.
+    data = encode(photo("chelsea").resize(size, Image.Resampling.LANCZOS), "JPEG", quality=92)
+    full = Image.open(io.BytesIO(data)).convert("RGB")
+    reference = (np.asarray(full.resize((224, 224), Image.Resampling.BILINEAR), np.float32) - 127.0) / 128.0
+    served = rgb.to_array(rgb.decode(data))
+    grey_levels = np.abs(served - reference) * 128.0
+    assert grey_levels.mean() < 0.5
+    assert grey_levels.max() <= 8.0
