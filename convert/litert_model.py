@@ -57,18 +57,16 @@ class LiteRTModel:
 
     def __init__(self, content: bytes, num_threads: int = 1) -> None:
         try:
-            # LiteRT announces its XNNPACK delegate on stderr at the first invoke of every process: do that here.
-            with quiet_native_stderr():
-                self.interpreter = Interpreter(model_content=content, num_threads=num_threads)
-                self.runner = self.interpreter.get_signature_runner(SIGNATURE)
-                self.inputs = {name: TensorDetails.from_litert(name, details)
-                               for name, details in self.runner.get_input_details().items()}
-                self.outputs = {name: TensorDetails.from_litert(name, details)
-                                for name, details in self.runner.get_output_details().items()}
-                self.runner(**{name: np.zeros(t.shape, t.dtype) for name, t in self.inputs.items()})
+            self.interpreter = Interpreter(model_content=content, num_threads=num_threads)
+            self.runner = self.interpreter.get_signature_runner(SIGNATURE)
         except (RuntimeError, ValueError) as error:
             raise ConversionError("converted_model_unloadable",
                                   f"LiteRT cannot load the converted model: {first_line(error)}") from None
+        self.inputs = {name: TensorDetails.from_litert(name, details)
+                       for name, details in self.runner.get_input_details().items()}
+        self.outputs = {name: TensorDetails.from_litert(name, details)
+                        for name, details in self.runner.get_output_details().items()}
+        self._invoked = False
 
     def op_names(self) -> set[str]:
         return {op["op_name"] for op in self.interpreter._get_ops_details()}  # noqa: SLF001  (no public op listing)
@@ -78,7 +76,11 @@ class LiteRTModel:
         return {name: quantize(np.asarray(array), self.inputs[name]) for name, array in inputs.items()}
 
     def invoke_prepared(self, prepared: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return self.runner(**prepared)
+        if self._invoked:
+            return self.runner(**prepared)
+        self._invoked = True
+        with quiet_native_stderr():  # the first invoke prints LiteRT's "Created XNNPACK delegate" line
+            return self.runner(**prepared)
 
     def predict(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raw = self.invoke_prepared(self.prepare(inputs))
