@@ -19,7 +19,7 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str, role
                    model: LiteRTModel, mode: str, saved_model_digest: str, converter: str,
                    fidelity: FidelityResult) -> dict:
     """Without a sidecar the model's task, labels and preprocessing are unknown: they are written as null."""
-    role_of = {name: role for role, name in roles.items()}
+    role_of_input = {input_name: role for role, input_name in roles.items()}
     preprocessing = None
     if sidecar is not None:
         preprocessing = dict(sidecar.preprocessing)
@@ -36,7 +36,7 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str, role
         "model_sha256": hashlib.sha256(content).hexdigest(),
         "quantization": mode,
         "signature": SIGNATURE,
-        "inputs": [{"role": role_of[tensor.name], **tensor.as_manifest()} for tensor in model.inputs.values()],
+        "inputs": [{"role": role_of_input[tensor.name], **tensor.as_manifest()} for tensor in model.inputs.values()],
         "outputs": [tensor.as_manifest() for tensor in model.outputs.values()],
         "source": {"saved_model_sha256": saved_model_digest, "converter": converter},
         "fidelity": fidelity.as_manifest(),
