@@ -73,15 +73,11 @@ def stdlib_dir(configuration: lambda_runtimes.Configuration) -> Path:
     return Path(done.stdout.strip())
 
 
-def cold_disk_runs(configurations: list, event: dict, runs: int) -> dict[str, Samples]:
-    """Runs whose venv, task root and standard library were evicted from the page cache just before: the first
-    start on a host that has not read these files yet."""
-    samples = {c.label: Samples(c.label) for c in configurations}
-    for _ in range(runs):
-        for configuration in configurations:
-            page_cache.evict([configuration.venv.path, configuration.task_root, stdlib_dir(configuration)])
-            measure_once(configuration, event, samples[configuration.label])
-    return samples
+def measure_cold_disk(configuration: lambda_runtimes.Configuration, event: dict, samples: Samples) -> None:
+    """One run whose venv, task root and standard library were evicted from the page cache just before: the
+    first start on a host that has not read these files yet."""
+    page_cache.evict([configuration.venv.path, configuration.task_root, stdlib_dir(configuration)])
+    measure_once(configuration, event, samples)
 
 
 def import_profile(configuration: lambda_runtimes.Configuration, top: int = 8) -> list[tuple[str, float]]:
@@ -125,11 +121,15 @@ def run(context) -> SectionResult:
         samples = {label: Samples(label) for _, label, _ in variants}
         for configuration, _, store in variants:
             measure_once(configuration, event, None, store() if store else None)
-        for _ in range(context.runs):
+        cold_disk = {c.label: Samples(c.label) for c in configurations}
+        # One round = every variant once, warm cache, then (in the first rounds) every stack from a cold cache, so
+        # the load on this shared machine at any moment falls on all of them alike.
+        for round_number in range(context.runs):
             for configuration, label, store in variants:
                 measure_once(configuration, event, samples[label], store() if store else None)
-
-    cold_disk = cold_disk_runs(configurations, event, min(context.runs, COLD_DISK_RUNS))
+            if round_number < COLD_DISK_RUNS:
+                for configuration in configurations:
+                    measure_cold_disk(configuration, event, cold_disk[configuration.label])
 
     ours = summarize(samples[variants[0][1]].first_answer_ms)
     tensorflow = summarize(samples[configurations[1].label].first_answer_ms)
@@ -165,7 +165,7 @@ def run(context) -> SectionResult:
     ours_cold_disk = summarize(cold_disk[configurations[0].label].first_answer_ms)
     lines += ["", "The same, with each stack's venv, task root and standard library evicted from the page cache "
               "(posix_fadvise DONTNEED on exactly those files) before every run: a host that has not read these "
-              f"files yet. {min(context.runs, COLD_DISK_RUNS)} runs each, interleaved:", "",
+              f"files yet. {min(context.runs, COLD_DISK_RUNS)} runs each, in the same rounds as the runs above:", "",
               table(["configuration", "first answer", "init", "vs (a)"],
                     [[label, summarize(m.first_answer_ms).text("ms", 0), summarize(m.init_ms).text("ms", 0),
                       ratio(summarize(m.first_answer_ms).median, ours_cold_disk.median)]
