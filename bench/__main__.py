@@ -37,7 +37,7 @@ class BenchContext:
     load_seconds: int  # wrk duration per route and concurrency
 
 
-def run_section(number: int, context: BenchContext) -> SectionResult:
+def run_section(number: int, context: BenchContext, run_started: str) -> SectionResult:
     module = importlib.import_module(SECTIONS[number])
     print(f"==> [{time.strftime('%T')}] section {number}: {module.TITLE}", file=sys.stderr, flush=True)
     started = time.perf_counter()
@@ -48,6 +48,7 @@ def run_section(number: int, context: BenchContext) -> SectionResult:
         result = SectionResult(number, module.TITLE,
                                f"Not measured in this run: `{type(error).__name__}: {str(error)[:300]}`")
     result.seconds = time.perf_counter() - started
+    result.run_started = run_started
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / f"{number}.json").write_text(json.dumps(dataclasses.asdict(result)))
     print(f"==> [{time.strftime('%T')}] section {number} done in {result.seconds:.0f} s", file=sys.stderr, flush=True)
@@ -55,8 +56,9 @@ def run_section(number: int, context: BenchContext) -> SectionResult:
 
 
 def stored_results() -> list[SectionResult]:
-    return [SectionResult(**json.loads(path.read_text())) for path in sorted(RESULTS_DIR.glob("*.json"))
-            if int(path.stem) in SECTIONS]
+    known = {field.name for field in dataclasses.fields(SectionResult)}
+    return [SectionResult(**{k: v for k, v in json.loads(path.read_text()).items() if k in known})
+            for path in sorted(RESULTS_DIR.glob("*.json")) if int(path.stem) in SECTIONS]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
 
     context = BenchContext(runs=args.runs, warm_requests=args.warm_requests, load_seconds=args.load_seconds)
     started = time.perf_counter()
+    run_started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     for number in args.section or sorted(SECTIONS):
-        run_section(number, context)
+        run_section(number, context, run_started)
     results = stored_results()
     total = sum(result.seconds for result in results)
     command = "make bench" if not args.section else "python -m bench " + " ".join(
