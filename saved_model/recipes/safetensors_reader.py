@@ -59,5 +59,6 @@ def load_tensors(path: Path, names: list[str] | None = None) -> dict[str, np.nda
         expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if end - begin != expected or end > blob.size:
             raise SafetensorsError(f"{path}: tensor {name!r} byte range does not match its shape {shape}")
-        tensors[name] = np.frombuffer(blob[begin:end].tobytes(), dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+        array = np.frombuffer(blob[begin:end].tobytes(), dtype=dtype).reshape(shape)
+        tensors[name] = array.astype(dtype.newbyteorder("="))
     return tensors

@@ -12,7 +12,8 @@ def write_safetensors(path, tensors: dict[str, np.ndarray], dtype_names: dict[st
     header, chunks, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name, array in tensors.items():
         data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
-        header[name] = {"dtype": dtype_names[name], "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
+        header[name] = {"dtype": dtype_names[name], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
     encoded = json.dumps(header).encode()
