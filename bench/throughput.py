@@ -38,7 +38,8 @@ class LoadResult:
     p50_ms: float
     p99_ms: float
     requests: int
-    failed: int  # non-2xx answers + socket errors
+    non_2xx: int
+    socket_errors: str  # wrk's "connect/read/write/timeout" counts, "0" when it reported none
 
 
 def _ms(value: str, unit: str) -> float:
@@ -52,13 +53,17 @@ def parse_wrk(output: str) -> LoadResult:
 
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    failed = (sum(int(n) for n in errors.groups()) if errors else 0) + (int(non_2xx.group(1)) if non_2xx else 0)
+    socket_errors = "0"
+    if errors and any(int(n) for n in errors.groups()):
+        socket_errors = ", ".join(f"{kind} {n}" for kind, n in zip(("connect", "read", "write", "timeout"),
+                                                                   errors.groups()) if int(n))
     return LoadResult(
         requests_per_second=float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
         p50_ms=latency("50"),
         p99_ms=latency("99"),
         requests=int(re.search(r"(\d+) requests in", output).group(1)),
-        failed=failed,
+        non_2xx=int(non_2xx.group(1)) if non_2xx else 0,
+        socket_errors=socket_errors,
     )
 
 
@@ -115,16 +120,16 @@ def run(context) -> SectionResult:
                 label = "off (every request computes)" if cache == "off" else "memory LRU (every request a hit)"
                 rows.append([f"`POST {route}`", str(connections), label, f"**{result.requests_per_second:.1f}**",
                              f"{result.p50_ms:.1f}", f"{result.p99_ms:.1f}", str(result.requests),
-                             str(result.failed)])
+                             str(result.non_2xx), result.socket_errors])
             peaks[cache] = server.peak_rss_mb()
     markdown = "\n".join([
         f"wrk 4.1 (Debian), one thread, {context.load_seconds} s per row after a 1 s warm-up, POSTing the same "
         "body each time (bench/wrk_post.lua); the server pinned to one core (`taskset -c 0`), wrk to the other. "
-        "Requests/s over the whole run; p50/p99 from wrk's latency distribution; failed = non-2xx + socket errors. "
+        "Requests/s over the whole run; p50/p99 from wrk's latency distribution; socket errors as wrk counts them (a read error is a connection the server closed without an answer). "
         "Inputs: the cat JPEG (base64 JSON) for /classify, a review sentence for /sentiment and /tokenize.",
         "",
-        table(["route", "connections", "result cache", "requests/s", "p50 ms", "p99 ms", "requests", "failed"],
-              rows),
+        table(["route", "connections", "result cache", "requests/s", "p50 ms", "p99 ms", "requests", "non-2xx",
+               "socket errors"], rows),
         "",
         f"Server peak RSS (VmHWM) after its runs: {peaks['off']:.0f} MB with the cache off, "
         f"{peaks['memory']:.0f} MB with the memory cache.",
