@@ -46,6 +46,7 @@ def compare(name: str) -> Path:
     stamp_file = BUILD_DIR / "compare" / f"{name}.stamp"
     stamp = _inputs_digest(saved_model)
     if (out / "report.md").exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+        print(f"==> {name}: reusing the --compare run of the same SavedModel and convert/", file=sys.stderr)
         return out / "report.md"
     # Relative paths: convert writes them into its report, and no machine path may reach BENCHMARKS.md.
     command = [sys.executable, "-m", "convert", str(saved_model.relative_to(REPO_ROOT)),
@@ -76,7 +77,10 @@ def run(context) -> SectionResult:
             parts += ["", f"### {name}", "", f"Not measured: `saved_model/{name}` is missing (run `make models`)."]
             continue
         try:
-            parts += ["", f"### {name}", "", report_body(compare(name))]
+            report_md = compare(name)
+            converted = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(report_md.stat().st_mtime))
+            parts += ["", f"### {name}", "", report_body(report_md), "",
+                      f"<sub>converted and timed {converted}; reused until the SavedModel or convert/ changes</sub>"]
         except subprocess.CalledProcessError as error:
             parts += ["", f"### {name}", "", f"`python -m convert --compare` failed with exit {error.returncode}."]
     return SectionResult(NUMBER, TITLE, "\n".join(parts), [], time.perf_counter() - started)
