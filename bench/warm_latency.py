@@ -93,7 +93,8 @@ def run(context) -> SectionResult:
         "The overhead is everything the handler does beyond the floor: event parsing, base64, validation, "
         "routing, top-k, the response JSON and the structured log line.",
         "",
-        table(["route", "handler p50", "handler p99", "raw p50", "raw p99", "added (p50)", "overhead (p50)"], rows),
+        table(["route", "handler p50 ms", "handler p99 ms", "raw p50 ms", "raw p99 ms", "added (p50)",
+               "overhead (p50)"], rows),
     ])
     if profile_rows:
         markdown += "\n\n" + "\n".join([
