@@ -42,6 +42,8 @@ saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.install
 
 # Recipe helpers that only one model uses.
 saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
+saved_model/sentiment/.built: saved_model/recipes/minilm.py saved_model/recipes/vader_corpus.py \
+	saved_model/recipes/safetensors_reader.py
 
 models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
 	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)
