@@ -13,6 +13,9 @@ QUANTIZATION_efficientnet_lite0 := int8
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
+# TensorFlow's C++ start-up chatter (oneDNN, CPU features) would drown the progress lines.
+export TF_CPP_MIN_LOG_LEVEL := 2
+
 RECIPE_COMMON := saved_model/__init__.py saved_model/__main__.py saved_model/recipes/common.py
 CONVERT_SOURCES := $(wildcard convert/*.py)
 
@@ -39,6 +42,9 @@ venv: $(VENV)/.installed
 saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.installed
 	@$(PY) -m saved_model build $*
 	@touch $@
+
+# The stamps say when a SavedModel was built: keep them (make would delete them as intermediate files).
+.SECONDARY: $(foreach m,$(DEMO_MODELS),saved_model/$(m)/.built)
 
 # Recipe helpers that only one model uses.
 saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
