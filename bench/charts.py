@@ -10,8 +10,9 @@ from bench.stats import Summary
 CHARTS_DIR = REPO_ROOT / "docs" / "benchmarks"
 
 
-def horizontal_bars(file_name: str, title: str, unit: str, rows: list[tuple[str, Summary]], log_scale: bool,
+def horizontal_bars(file_name: str, title: str, unit: str, rows: list[tuple[str, Summary]],
                     target: tuple[float, str] | None = None) -> str:
+    """Linear axis on purpose: bar lengths should show the ratios the tables state."""
     """Writes docs/benchmarks/<file_name> and returns the Markdown image link, relative to the repo root."""
     import matplotlib
 
@@ -26,10 +27,7 @@ def horizontal_bars(file_name: str, title: str, unit: str, rows: list[tuple[str,
     axes.barh(positions, medians, xerr=whiskers, color="#4c72b0", ecolor="#333333", capsize=4)
     axes.set_yticks(list(positions), labels)
     axes.invert_yaxis()  # first configuration on top, as in the table
-    if log_scale:
-        axes.set_xscale("log")
-    # Room on the right for the value labels.
-    axes.set_xlim(right=max(s.high for _, s in rows) * (3 if log_scale else 1.25))
+    axes.set_xlim(right=max(s.high for _, s in rows) * 1.25)  # room on the right for the value labels
     if target:
         axes.axvline(target[0], color="#c44e52", linestyle="--", linewidth=1)
         axes.annotate(target[1], (target[0], len(rows) - 0.5), color="#c44e52", fontsize=8, ha="left",
@@ -37,7 +35,7 @@ def horizontal_bars(file_name: str, title: str, unit: str, rows: list[tuple[str,
     for position, median in zip(positions, medians):
         axes.annotate(f" {median:,.0f} {unit}", (median, position), va="center", ha="left", fontsize=9,
                       xytext=(6, -10), textcoords="offset points")
-    axes.set_xlabel(f"{unit}, median with min-max" + (" (log scale)" if log_scale else ""))
+    axes.set_xlabel(f"{unit}, median with min-max")
     axes.set_title(title, fontsize=11)
     figure.tight_layout()
     CHARTS_DIR.mkdir(parents=True, exist_ok=True)

@@ -142,7 +142,7 @@ def run(context) -> SectionResult:
                      ", ".join(sorted(measured.top1))])
     chart = charts.horizontal_bars(
         "cold_start.png", "Cold start: fresh process to the first /classify answer", "ms",
-        [(label, summarize(samples[label].first_answer_ms)) for _, label, _ in variants], log_scale=True,
+        [(label, summarize(samples[label].first_answer_ms)) for _, label, _ in variants],
         target=(TARGET_SECONDS * 1000, f"target {TARGET_SECONDS} s"))
     lines = [
         f"{context.runs} fresh execution environments per configuration, interleaved, after one discarded warm-up "

@@ -71,7 +71,7 @@ def run(context) -> SectionResult:
     rows = [[label, summarize(values).text("MB", 0), ratio(summarize(values).median, ours)]
             for label, values in peaks.items()]
     chart = charts.horizontal_bars("peak_rss.png", "Peak RSS after serving", "MB",
-                                   [(label, summarize(values)) for label, values in peaks.items()], log_scale=False,
+                                   [(label, summarize(values)) for label, values in peaks.items()],
                                    target=(TARGET_MB, f"target {TARGET_MB} MB"))
     models = ", ".join(name for name, _ in all_models)
     markdown = "\n".join([
