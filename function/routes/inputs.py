@@ -72,6 +72,13 @@ def field_names(body: dict, single: str, plural: str) -> list[str]:
 
 def decode_base64(text: str, where: str) -> bytes:
     """Standard or URL-safe base64, with or without a data: URL prefix, line breaks or padding."""
+    if not text.startswith("data:"):
+        try:  # the common case, canonical base64, in one C pass: the regex clean-up below costs ~0.3 ms a photo
+            decoded = base64.b64decode(text, validate=True)
+            if decoded:
+                return decoded
+        except (binascii.Error, ValueError):
+            pass
     data = DATA_URL.sub("", text.strip(), count=1).encode("ascii", errors="replace")
     data = WHITESPACE.sub(b"", data).translate(bytes.maketrans(b"-_", b"+/"))
     data += b"=" * (-len(data) % 4)
