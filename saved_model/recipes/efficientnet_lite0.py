@@ -51,6 +51,7 @@ LABEL_OVERRIDES = {
     "n03710721": "tank suit",
 }
 REPRESENTATIVE_PER_PHOTO = 16  # calibration inputs per photo: ~100-200 in all, enough for int8 ranges
+VALIDATION_PER_PHOTO = 6  # fidelity-gate crops per photo, labelled or not
 
 
 def package_file(distribution: str, relative: str) -> Path:
@@ -174,16 +175,17 @@ def load_weights(model, state: dict[str, np.ndarray]) -> None:
         raise ValueError(f"checkpoint tensors left unused: {unused[:5]}")
 
 
-def representative_inputs(count_per_photo: int = REPRESENTATIVE_PER_PHOTO, seed: int = 0) -> np.ndarray:
-    """Seeded random crops (50-100% of each side), flips and the full frame of every photo, preprocessed
-    like the contract says: real pixel statistics for int8 calibration."""
+def augmented_inputs(photo_set, per_photo: int, seed: int, full_frame: bool) -> np.ndarray:
+    """Seeded random crops (50-100% of each side) and flips of every photo (plus the full frame if asked),
+    preprocessed like the contract says: real pixel statistics, not noise."""
     rng = np.random.default_rng(seed)
     batch = []
-    for photo in photos.PHOTOS:
+    for photo in photo_set:
         image = photo.open()
-        batch.append(photos.to_model_input(image))
+        if full_frame:
+            batch.append(photos.to_model_input(image))
         width, height = image.size
-        for _ in range(count_per_photo - 1):
+        for _ in range(per_photo - int(full_frame)):
             crop_w = int(width * rng.uniform(0.5, 1.0))
             crop_h = int(height * rng.uniform(0.5, 1.0))
             left = int(rng.integers(0, width - crop_w + 1))
@@ -193,6 +195,19 @@ def representative_inputs(count_per_photo: int = REPRESENTATIVE_PER_PHOTO, seed:
                 crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
             batch.append(photos.to_model_input(crop))
     return np.stack(batch).astype(np.float32)
+
+
+def representative_inputs() -> np.ndarray:
+    """int8 calibration: the labelled photos and their crops (seed 0)."""
+    return augmented_inputs(photos.PHOTOS, REPRESENTATIVE_PER_PHOTO, seed=0, full_frame=True)
+
+
+def validation_inputs(labelled: np.ndarray) -> np.ndarray:
+    """The fidelity gate's inputs: the labelled photos first, then the unlabelled ones and crops of all of them
+    drawn with another seed than calibration, so agreement is measured on ~100 real images, not 7."""
+    everything = photos.PHOTOS + photos.AGREEMENT_PHOTOS
+    extra = augmented_inputs(everything, VALIDATION_PER_PHOTO, seed=1, full_frame=False)
+    return np.concatenate([labelled, photos.model_inputs(photos.AGREEMENT_PHOTOS), extra])
 
 
 def sidecar(labels: list[str], input_name: str) -> dict:
@@ -235,7 +250,8 @@ def build(out_dir: Path) -> None:
     top1, top5 = sum(r == 1 for r in ranks), sum(r <= 5 for r in ranks)
     stage(f"test photos: top-1 {top1}/{len(ranks)}, top-5 {top5}/{len(ranks)}; making calibration crops")
     representative = representative_inputs()
-    stage(f"exporting the SavedModel ({len(representative)} representative inputs)")
+    validation = validation_inputs(validation)
+    stage(f"exporting the SavedModel ({len(validation)} validation, {len(representative)} representative inputs)")
     write_saved_model(
         model,
         out_dir,

@@ -55,6 +55,20 @@ PHOTOS = (
 )
 
 
+# Real photos with no single right ImageNet class: they only widen the set the fidelity gate compares the
+# converted model on (agreement needs no labels), so 99% agreement rests on more than seven pictures.
+AGREEMENT_PHOTOS = (
+    Photo("astronaut", "scikit-image", "skimage/data/astronaut.png", frozenset(), "an astronaut portrait"),
+    Photo("motorcycle_right", "scikit-image", "skimage/data/motorcycle_right.png", frozenset(), "a motorbike"),
+    Photo("retina", "scikit-image", "skimage/data/retina.jpg", frozenset(), "a retina scan"),
+    Photo("hubble", "scikit-image", "skimage/data/hubble_deep_field.jpg", frozenset(), "galaxies"),
+    Photo("coins", "scikit-image", "skimage/data/coins.png", frozenset(), "old coins, greyscale"),
+    Photo("brick", "scikit-image", "skimage/data/brick.png", frozenset(), "a brick wall texture"),
+    Photo("gravel", "scikit-image", "skimage/data/gravel.png", frozenset(), "a gravel texture"),
+    Photo("flower", "scikit-learn", "sklearn/datasets/images/flower.jpg", frozenset(), "a dahlia"),
+)
+
+
 def resize(image: Image.Image, size: tuple[int, int] = SIZE) -> Image.Image:
     """Stretch to [height, width] with Pillow's bilinear filter, exactly as the contract says (no crop)."""
     height, width = size

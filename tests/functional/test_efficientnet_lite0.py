@@ -88,10 +88,17 @@ def test_sidecar_follows_the_contract(sidecar, serving):
     assert sidecar["validation"] == {"samples": "validation.npz", "representative": "representative.npz"}
 
 
-def test_validation_samples_are_the_preprocessed_photos(model_dir):
+def test_validation_samples_start_with_the_preprocessed_photos_then_many_other_real_images(model_dir):
     with np.load(model_dir / "validation.npz") as samples:
         assert sorted(samples.files) == ["inputs_image"]  # no labels: the photos have several right answers
-        np.testing.assert_array_equal(samples["inputs_image"], photos.model_inputs())
+        inputs = samples["inputs_image"]
+    labelled = len(photos.PHOTOS)
+    np.testing.assert_array_equal(inputs[:labelled], photos.model_inputs())
+    assert len(inputs) >= 100  # agreement thresholds like 99% mean nothing on seven images
+    assert len({hash(x.tobytes()) for x in inputs}) == len(inputs)
+    with np.load(model_dir / "representative.npz") as calibration:
+        calibrated = {hash(x.tobytes()) for x in calibration["inputs_image"]}
+    assert not calibrated & {hash(x.tobytes()) for x in inputs[labelled:]}  # crops differ from calibration's
 
 
 def test_representative_inputs_are_many_real_preprocessed_crops(model_dir):
