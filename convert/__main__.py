@@ -22,7 +22,8 @@ from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
 
 EXIT_USER_ERROR = 2
 
-MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel the gate accepts):
+MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel the gate accepts;
+a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
   float32   no quantization: the yardstick, largest file                          threshold {float32:.0%}
   float16   weights stored as float16, computed in float32: ~1/2 the size          threshold {float16:.0%}
   dynamic   int8 weights, float activations: ~1/4 the size, hybrid kernels that
@@ -47,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--representative", metavar="FILE.npz", type=Path,
                         help="inputs to calibrate int8 with: inputs_<role> arrays, preprocessed, batch first "
                              "(default: the sidecar's validation.representative, else its validation.samples)")
+    parser.add_argument("--min-agreement", metavar="FRACTION", type=float,
+                        help="accept a lower (or demand a higher) top-1 agreement than the mode's threshold, e.g. "
+                             "0.85 to serve int8 knowingly; the manifest records the threshold used")
     parser.add_argument("--compare", action="store_true",
                         help="also convert, gate and time the other three modes in memory (they are not written) "
                              "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
@@ -58,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     from convert.pipeline import run  # noqa: PLC0415  (keeps --help and usage errors instant)
 
     try:
-        run(args.saved_model_dir, args.out_dir, args.quantization, args.representative, args.compare)
+        run(args.saved_model_dir, args.out_dir, args.quantization, args.representative, args.compare,
+            min_agreement=args.min_agreement)
     except ConversionError as error:
         print(f"convert: error: {error.message} [{error.code}]", file=sys.stderr)
         return EXIT_USER_ERROR

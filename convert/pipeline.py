@@ -36,8 +36,9 @@ class ConversionJob:
     """What every mode of one SavedModel shares: the loaded model, its inputs and the reference answers."""
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] = print, min_agreement: float | None = None) -> None:
         self._start = time.monotonic()
+        self.min_agreement = min_agreement  # None: each mode's own threshold (fidelity.THRESHOLDS)
         self._log = log
         self.saved_model_dir = saved_model_dir
         check_saved_model_dir(saved_model_dir)
@@ -100,7 +101,8 @@ class ConversionJob:
         if set(model.outputs) != set(self.info.outputs) or set(model.inputs) != set(self.info.inputs):
             raise ConversionError("converter_failed", "the converted model's signature does not match the "
                                   "SavedModel's: export the Keras model with model.export(DIR)")
-        result = fidelity.measure(self.reference, model, self.validation, mode, self.output_kind, self.primary_output)
+        result = fidelity.measure(self.reference, model, self.validation, mode, self.output_kind, self.primary_output,
+                                  self.min_agreement)
         verdict = fidelity.gate_error(result, model, mode)
         self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, top-1 agreement {result.top1_agreement:.2%}, "
                    f"gate {'pass' if verdict is None else 'FAIL'}")
@@ -160,12 +162,14 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
 
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         representative_path: Path | None = None, compare: bool = False,
-        log: Callable[[str], None] = print) -> report.Report:
+        log: Callable[[str], None] = print, min_agreement: float | None = None) -> report.Report:
     """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too)."""
     if mode not in quantize.MODES:
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
-    job = ConversionJob(saved_model_dir, representative_path, log)
+    if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
+        raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
+    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement)
     results, failures = _convert_modes(job, quantize.MODES if compare else (mode,))
     if not compare and results[mode].gate_error is not None:
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written

@@ -94,3 +94,13 @@ def test_compare_puts_all_four_modes_in_the_report(image_saved_model, tmp_path, 
     assert list(out_dir.glob("*.tflite")) == [out_dir / "model.tflite"]
     assert "| **int8** (served)" in (out_dir / "report.md").read_text()
     assert out.count("| float16 |") == 1
+
+
+def test_min_agreement_overrides_the_modes_threshold_both_ways(image_saved_model, tmp_path, run_convert):
+    code, _, err = run_convert(image_saved_model, tmp_path / "strict", "--quantization", "int8",
+                               "--min-agreement", "1.01")
+    assert code == 2 and "bad_min_agreement" in err and not (tmp_path / "strict").exists()
+    code, _, err = run_convert(image_saved_model, tmp_path / "lenient", "--quantization", "int8",
+                               "--min-agreement", "0.5")
+    assert code == 0, err
+    assert json.loads((tmp_path / "lenient" / "manifest.json").read_text())["fidelity"]["threshold"] == 0.5
