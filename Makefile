@@ -9,7 +9,7 @@ DEMO_MODELS := digits sentiment efficientnet_lite0
 # The mode each demo model is served in: a measured choice, see docs/conversion.md.
 QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
-QUANTIZATION_efficientnet_lite0 := int8
+QUANTIZATION_efficientnet_lite0 := float16
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
