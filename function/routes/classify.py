@@ -47,7 +47,8 @@ def classify(ctx: RouteContext) -> Response:
             with ctx.timings.stage("preprocess"):
                 arrays.append(model.preprocessor.to_array(image))
         with ctx.timings.stage("preprocess"):
-            batch = np.stack(arrays)
+            # A single image is the common case: a view, not np.stack's copy (~0.25 ms of a ~5 ms request).
+            batch = arrays[0][np.newaxis] if len(arrays) == 1 else np.stack(arrays)
         with ctx.timings.stage("invoke"):
             raw = model.runner.run({"image": batch})
         with ctx.timings.stage("postprocess"):
