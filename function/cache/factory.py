@@ -8,7 +8,7 @@ from function.config import CacheSettings
 
 
 def open_result_store(settings: CacheSettings) -> ResultStore:
-    """No I/O happens here: SQLite opens its file and DynamoDB imports boto3 on first use."""
+    """No I/O happens here: SQLite opens its file and DynamoDB its connection on first use."""
     if settings.backend == "off":
         return NullResultStore()
     memory = MemoryResultStore(settings.memory_items, settings.ttl_seconds)

@@ -174,7 +174,8 @@ def test_the_warmup_event_is_answered_without_a_server_error(runtime):
 
 
 def test_as_deployed_two_containers_share_results_through_dynamodb(task_root, dynamodb_server, results_table):
-    # serverless.yml's environment; boto3 and its whole stack must come from requirements.txt alone.
+    # serverless.yml's environment, run by requirements.txt alone: the standard-library DynamoDB client, no boto3
+    # (the runtime-environment test below checks the venv holds exactly the lock).
     environment = {"RESULTS_CACHE": "dynamodb", "RESULTS_TABLE": results_table,
                    "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_server.endpoint, **FAKE_CREDENTIALS}
     event = json_event("/sentiment", {"text": "An honest, moving and beautifully acted story."})
