@@ -27,6 +27,10 @@ def too_large(code: str, message: str) -> ApiError:
     return ApiError(413, code, message)
 
 
+def body_too_large(size: int, limit: int) -> ApiError:
+    return too_large("body_too_large", f"The request body is {size} bytes; the limit is {limit} bytes.")
+
+
 def unsupported_media(code: str, message: str) -> ApiError:
     return ApiError(415, code, message)
 

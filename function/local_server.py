@@ -13,30 +13,30 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
-from function.errors import ApiError, error_response
+from function.errors import ApiError, body_too_large, error_response
 from function.events import Response
 
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
 Handler = Callable[[dict, object], dict]
 
 
-def is_text(content_type: str, body: bytes) -> bool:
+def as_text(content_type: str, body: bytes) -> str | None:
+    """The body as text when API Gateway would pass it as text (a textual type, valid UTF-8), else None."""
     kind = content_type.split(";")[0].strip().lower()
     textual = kind.startswith("text/") or kind in TEXT_TYPES or kind.endswith(("+json", "+xml"))
     if not textual:
-        return False
+        return None
     try:
-        body.decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return True
+        return None
 
 
 def http_api_event(method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict:
     """The payload 2.0 event API Gateway builds for this request ($default stage and route)."""
     url = urlsplit(target)
     lowered = {name.lower(): value for name, value in headers.items()}
-    text = is_text(lowered.get("content-type", ""), body)
+    text = as_text(lowered.get("content-type", ""), body)
     now = time.time()
     return {
         "version": "2.0",
@@ -59,8 +59,8 @@ def http_api_event(method: str, target: str, headers: dict[str, str], body: byte
             "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
             "timeEpoch": int(now * 1000),
         },
-        "body": (body.decode("utf-8") if text else base64.b64encode(body).decode("ascii")) if body else None,
-        "isBase64Encoded": bool(body) and not text,
+        "body": (text if text is not None else base64.b64encode(body).decode("ascii")) if body else None,
+        "isBase64Encoded": bool(body) and text is None,
     }
 
 
@@ -87,8 +87,7 @@ def make_request_handler(handler: Handler, max_body_bytes: int) -> type[BaseHTTP
             if size > max_body_bytes:
                 # Refuse before reading, as Lambda refuses a payload over its limit.
                 self.close_connection = True
-                return self._send(error_response(ApiError(
-                    413, "body_too_large", f"The request body is {size} bytes; the limit is {max_body_bytes} bytes.")))
+                return self._send(error_response(body_too_large(size, max_body_bytes)))
             body = self.rfile.read(size) if size else b""
             event = http_api_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
             context = SimpleNamespace(aws_request_id=event["requestContext"]["requestId"], function_name="local")

@@ -64,7 +64,7 @@ class ModelRegistry:
 
     def preload(self) -> None:
         for manifest in self.manifests.values():
-            self.get(manifest.name, manifest.task)
+            self.load(manifest)
 
     def _load(self, manifest: Manifest) -> LoadedModel:
         try:

@@ -6,7 +6,7 @@ import binascii
 import json
 import re
 
-from function.errors import bad_request, too_large
+from function.errors import bad_request, body_too_large, too_large
 from function.events import Request
 
 JSON_TYPES = ("application/json", "text/json")
@@ -16,8 +16,7 @@ WHITESPACE = re.compile(rb"\s+")
 
 def check_body_size(request: Request, max_bytes: int) -> None:
     if len(request.body) > max_bytes:
-        raise too_large("body_too_large", f"The request body is {len(request.body)} bytes; the limit is "
-                        f"{max_bytes} bytes.")
+        raise body_too_large(len(request.body), max_bytes)
 
 
 def is_json(request: Request) -> bool:
@@ -47,7 +46,7 @@ def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str
     if (single in body) == (plural in body):
         raise bad_request("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
     if single in body:
-        values, names = [body[single]], [repr(single)]
+        values = [body[single]]
     else:
         values = body[plural]
         if not isinstance(values, list):
@@ -56,18 +55,21 @@ def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str
             raise bad_request("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
         if len(values) > max_batch:
             raise too_large("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.")
-        names = [f"'{plural}[{i}]'" for i in range(len(values))]
-    for value, name in zip(values, names):
+    for value, name in zip(values, _item_names(body, single, plural)):
         if not isinstance(value, kind):
             raise bad_request("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
     return values
 
 
+def _item_names(body: dict, single: str, plural: str) -> list[str]:
+    if single in body:
+        return [repr(single)]
+    return [f"'{plural}[{i}]'" for i in range(len(body[plural]))]
+
+
 def field_names(body: dict, single: str, plural: str) -> list[str]:
     """Where each value came from, for error messages: "field 'image'" or "field 'images[3]'"."""
-    if single in body:
-        return [f"field {single!r}"]
-    return [f"field '{plural}[{i}]'" for i in range(len(body[plural]))]
+    return [f"field {name}" for name in _item_names(body, single, plural)]
 
 
 def decode_base64(text: str, where: str) -> bytes:

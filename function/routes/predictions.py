@@ -20,11 +20,12 @@ def answer_with_cache(
 
     Identical inputs in one request are computed once; hits skip decoding and inference entirely."""
     keys = [result_key(manifest.model_sha256, manifest.task, digest, options) for digest in digests]
-    unique = list(dict.fromkeys(keys))
+    first_index: dict[str, int] = {}  # each distinct key -> its first input, in input order
+    for index, key in enumerate(keys):
+        first_index.setdefault(key, index)
     with ctx.timings.stage("cache"):
-        hits = ctx.store.get_many(unique)
-    first_index = {key: keys.index(key) for key in unique}
-    missing = [key for key in unique if key not in hits]
+        hits = ctx.store.get_many(list(first_index))
+    missing = [key for key in first_index if key not in hits]
     fresh: dict[str, dict] = {}
     if missing:
         computed = compute([first_index[key] for key in missing])

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from function.cache.memory import MemoryResultStore
-from function.config import ServiceSettings
+from function.config import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MODEL_DIR, ServiceSettings
 from function.models.registry import ModelRegistry
 from function.service import Service
 
@@ -29,7 +29,7 @@ CAT_LABELS = {"tabby", "tabby cat", "tiger cat", "Egyptian cat", "Persian cat", 
 
 def model_dir() -> Path:
     """The converted demo models `make models` writes (FUNCTION_TEST_MODEL_DIR only to point at another copy)."""
-    return Path(os.environ.get("FUNCTION_TEST_MODEL_DIR") or REPO / "models")
+    return Path(os.environ.get("FUNCTION_TEST_MODEL_DIR") or DEFAULT_MODEL_DIR)
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,7 @@ def demo_models() -> Path:
 @pytest.fixture(scope="session")
 def registry(demo_models: Path) -> ModelRegistry:
     """Shared across tests: interpreters load once, as in a warm container."""
-    return ModelRegistry(demo_models, ServiceSettings.from_env({}).max_image_pixels)
+    return ModelRegistry(demo_models, DEFAULT_MAX_IMAGE_PIXELS)
 
 
 def make_service(registry: ModelRegistry, **overrides) -> Service:
