@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.stats import summarize
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.keys import digest_bytes, result_key
 from function.cache.memory import MemoryResultStore
@@ -73,8 +73,9 @@ def measure(name: str, store, runs: int, seconds: float) -> list[tuple[str, str,
 def table(rows: list[tuple[str, str, list[float]]]) -> str:
     lines = ["| store | operation | median ms | min-max ms | calls |", "|---|---|---:|---:|---:|"]
     for store, operation, samples in rows:
-        lines.append(f"| {store} | {operation} | {statistics.median(samples):.3f} | "
-                     f"{min(samples):.3f}-{max(samples):.3f} | {len(samples)} |")
+        summary = summarize(samples)
+        lines.append(f"| {store} | {operation} | {summary.median:.3f} | "
+                     f"{summary.low:.3f}-{summary.high:.3f} | {summary.runs} |")
     return "\n".join(lines)
 
 
@@ -84,8 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="time per cell at most (default 5)")
     args = parser.parse_args(argv)
 
-    # The DynamoDB server helper lives with the tests; the repo root makes it importable from here.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.support.dynamodb_server import DynamoDBServer, create_results_table
 
     rows = []

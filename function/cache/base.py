@@ -16,6 +16,11 @@ class ResultStore(Protocol):
         """Store results under their keys. Never raises: a failing store only costs a recomputation."""
 
 
+def chunks(items: list, size: int) -> list[list]:
+    """Consecutive slices of at most `size` items: the batch limits of DynamoDB and SQLite queries."""
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
 class Entry(NamedTuple):
     """A stored result with the epoch second after which readers must ignore it."""
 

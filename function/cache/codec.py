@@ -5,20 +5,20 @@ hand-edited entry is a miss, never an answer.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 
 from function.cache.base import Result
+from function.cache.keys import digest_text as checksum_of
+
+
+def canonical_json(result: Result) -> str:
+    return json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def encode_result(result: Result) -> tuple[str, str]:
     """Return (canonical JSON, sha256 hex of it)."""
-    text = json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = canonical_json(result)
     return text, checksum_of(text)
-
-
-def checksum_of(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def decode_result(text: object, checksum: object) -> Result | None:

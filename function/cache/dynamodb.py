@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from function.cache.base import Entry, Result
+from function.cache.base import Entry, Result, chunks
 from function.cache.breaker import CircuitBreaker
 from function.cache.dynamodb_item import KEY_ATTRIBUTE, MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
 from function.cache.stats import StoreStats
@@ -43,10 +43,6 @@ def create_dynamodb_client():
     )
 
 
-def _chunks(items: list, size: int) -> list[list]:
-    return [items[start:start + size] for start in range(0, len(items), size)]
-
-
 def _error_code(error: Exception) -> str:
     response = getattr(error, "response", None)
     if isinstance(response, dict):
@@ -59,17 +55,15 @@ class DynamoDBResultStore:
         self,
         table: str,
         ttl_seconds: float,
-        client=None,
         client_factory: Callable[[], object] = create_dynamodb_client,
         clock: Callable[[], float] = time.time,
-        breaker: CircuitBreaker | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.table = table
         self.ttl_seconds = ttl_seconds
         self.stats = StoreStats()
-        self.breaker = breaker or CircuitBreaker(COOLDOWN_SECONDS)
-        self._client = client
+        self.breaker = CircuitBreaker(COOLDOWN_SECONDS)
+        self._client = None
         self._client_factory = client_factory
         self._client_lock = threading.Lock()
         self._clock = clock
@@ -105,7 +99,7 @@ class DynamoDBResultStore:
         wanted = list(dict.fromkeys(keys))  # BatchGetItem rejects duplicate keys
         found: dict[str, Entry] = {}
         now = self._clock()
-        for chunk in _chunks(wanted, GET_BATCH):
+        for chunk in chunks(wanted, GET_BATCH):
             request = {self.table: {"Keys": [{KEY_ATTRIBUTE: {"S": key}} for key in chunk]}}
             for round_number in range(UNPROCESSED_RETRIES + 1):
                 if not self.breaker.allows():
@@ -160,7 +154,7 @@ class DynamoDBResultStore:
                 self.stats.add("oversize")
                 continue
             items.append(item)
-        for chunk in _chunks(items, PUT_BATCH):
+        for chunk in chunks(items, PUT_BATCH):
             request = {self.table: [{"PutRequest": {"Item": item}} for item in chunk]}
             for round_number in range(UNPROCESSED_RETRIES + 1):
                 pending = len(request[self.table])

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 from function.cache.base import Entry, Result
-from function.cache.codec import encode_result
+from function.cache.codec import canonical_json
 from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class MemoryResultStore:
         encoded: dict[str, tuple[str, float]] = {}
         for key, (result, expires_at) in entries.items():
             try:
-                encoded[key] = (encode_result(result)[0], expires_at)
+                encoded[key] = (canonical_json(result), expires_at)
             except (TypeError, ValueError) as error:
                 # Not JSON (NaN, an object): never cacheable anywhere, so only counted.
                 log.warning("result cache: not storing %s in memory: %s", key[:12], error)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from function.cache.base import Entry, Result
+from function.cache.base import Entry, Result, chunks
 from function.cache.codec import decode_result, encode_result, model_version_of
 from function.cache.stats import StoreStats
 
@@ -93,8 +93,7 @@ class SqliteResultStore:
         now = self._clock()
         try:
             connection = self._connection()
-            for start in range(0, len(wanted), KEYS_PER_QUERY):
-                chunk = wanted[start:start + KEYS_PER_QUERY]
+            for chunk in chunks(wanted, KEYS_PER_QUERY):
                 rows = connection.execute(
                     "SELECT result_key, result, checksum, expires_at FROM results"
                     f" WHERE result_key IN ({','.join('?' * len(chunk))})",

@@ -69,6 +69,7 @@ class DynamoDBServer:
         self.endpoint = ""
         self._process: subprocess.Popen | None = None
         self._moto = None
+        self._client = None
 
     def start(self) -> "DynamoDBServer":
         use_fake_credentials()
@@ -102,9 +103,13 @@ class DynamoDBServer:
         self.endpoint = f"http://{host}:{port}"
 
     def client(self):
-        import boto3
+        """One boto3 client per server, made on first use: a new session per call cost ~45 ms each."""
+        if self._client is None:
+            import boto3
 
-        return boto3.session.Session().client("dynamodb", endpoint_url=self.endpoint, region_name="us-east-1")
+            self._client = boto3.session.Session().client("dynamodb", endpoint_url=self.endpoint,
+                                                          region_name="us-east-1")
+        return self._client
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
