@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from bench.paths import REPO_ROOT
 from bench.stats import Summary

@@ -13,6 +13,7 @@ import json
 import re
 import statistics
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 from bench import charts, inputs, lambda_runtimes, page_cache, result_table
 from bench.report import SectionResult, table, verdict
 from bench.stats import ratio, summarize
+from tests.support import lambda_runtime
 
 NUMBER = 1
 TITLE = "Cold start: fresh process to the first /classify answer"
@@ -83,11 +85,14 @@ def measure_cold_disk(configuration: lambda_runtimes.Configuration, event: dict,
 def import_profile(configuration: lambda_runtimes.Configuration, top: int = 8) -> list[tuple[str, float]]:
     """Import time of the handler module in a fresh process of the function's venv, summed per top-level package
     (each module's own time, so nothing is counted twice)."""
-    runtime = configuration.runtime()
-    done = subprocess.run([str(configuration.venv.python), "-X", "importtime", "-c", "import function.app"],
-                          cwd=configuration.task_root, env=dict(runtime.environment), capture_output=True, text=True,
-                          check=True)
-    runtime.stop()  # never started: this only removes its temporary /tmp
+    # The environment the emulator would give the handler (a LambdaRuntime's is empty until it starts).
+    with tempfile.TemporaryDirectory(prefix="lambda-tmp-") as tmp:
+        environment = lambda_runtime.lambda_environment(
+            configuration.task_root, Path(tmp), lambda_runtime.DEFAULT_MEMORY_MB,
+            lambda_runtime.DEFAULT_TIMEOUT_SECONDS, configuration.environment, configuration.venv.python)
+        done = subprocess.run([str(configuration.venv.python), "-X", "importtime", "-c", "import function.app"],
+                              cwd=configuration.task_root, env=environment, capture_output=True, text=True,
+                              check=True)
     per_package: dict[str, float] = {}
     for line in done.stderr.splitlines():
         match = re.match(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", line)

@@ -10,8 +10,6 @@ import io
 import json
 from functools import lru_cache
 
-from PIL import Image
-
 from saved_model.recipes.photos import PHOTOS
 
 PHOTO_NAME = "chelsea"  # the tabby cat: unambiguous top-1 for EfficientNet-Lite0

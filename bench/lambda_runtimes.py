@@ -1,12 +1,13 @@
 """The three configurations as emulated Lambda environments, on the deploy harness (tests/support/lambda_runtime.py).
 
 (a) is the image's task root, laid out from the Dockerfile by the harness. (b) and (c) get a task root holding
-only their handler and the model, and run on their own venv: the harness fixes the venv's Python, so
-BaselineRuntime swaps only that (and PATH), keeping the emulator, the Lambda environment and the REPORT parsing.
+only their handler and the model, and run the harness with their own venv's Python, keeping the emulator, the
+Lambda environment and the REPORT parsing.
 """
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -32,29 +33,11 @@ class Configuration:
 
     def runtime(self, extra_environment: dict[str, str] | None = None) -> LambdaRuntime:
         environment = {**self.environment, **(extra_environment or {})}
-        if self.key == "litert":
-            return LambdaRuntime(self.task_root, environment=environment)
-        return BaselineRuntime(self.venv.python, self.task_root, self.handler, environment)
+        return LambdaRuntime(self.task_root, self.handler, environment, python=self.venv.python)
 
 
-class BaselineRuntime(LambdaRuntime):
-    """The harness's emulated Lambda, but running the runtime client from another venv's Python."""
-
-    def __init__(self, python: Path, task_root: Path, handler: str, environment: dict[str, str]):
-        super().__init__(task_root, handler=handler, environment=environment)
-        self.python = python
-        self.environment["PATH"] = f"{python.parent}:/usr/local/bin:/usr/bin:/bin"
-
-    def start(self) -> "BaselineRuntime":
-        # The harness's start() names its module-level RUNTIME_PYTHON; swap it for the length of the call only.
-        original = lambda_runtime.RUNTIME_PYTHON
-        lambda_runtime.RUNTIME_PYTHON = self.python
-        try:
-            return super().start()
-        finally:
-            lambda_runtime.RUNTIME_PYTHON = original
-
-
+# No section changes a task root: each is laid out (and byte-compiled) once per run.
+@functools.cache
 def function_configuration() -> Configuration:
     """(a): the task root exactly as the image holds it (requirements.txt venv, function/, models/)."""
     venv = venvs.litert_venv()
@@ -78,6 +61,7 @@ def _baseline_task_root(name: str, handler_module: str, model_source: Path, venv
     return task_root
 
 
+@functools.cache
 def tensorflow_configuration() -> Configuration:
     """(b): the tutorial way, tensorflow-cpu + tf.saved_model.load of the same SavedModel."""
     venv = venvs.baseline_venv("tensorflow")
@@ -87,6 +71,7 @@ def tensorflow_configuration() -> Configuration:
                          {"BASELINE_MODEL_DIR": str(task_root / "model"), "TF_CPP_MIN_LOG_LEVEL": "2"})
 
 
+@functools.cache
 def onnxruntime_configuration() -> Configuration | str:
     """(c): ONNX Runtime on the tf2onnx conversion, or the converter's error line when it did not convert."""
     exported = onnx_export.export(SAVED_MODEL_DIR / IMAGE_MODEL)

@@ -6,6 +6,7 @@ get the same interpreter and the same runtime client, so only the inference stac
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import shutil
 import subprocess
@@ -39,12 +40,14 @@ class Venv:
         return found[0]
 
 
+@functools.cache  # the prepare script is idempotent but not free: once per run is enough
 def litert_venv() -> Venv:
     """The requirements.txt-only venv of the deploy harness, prepared by its own script when missing or stale."""
     subprocess.run(["bash", str(PREPARE_LAMBDA_RUNTIME)], check=True, cwd=REPO_ROOT)
     return Venv("litert", LITERT_VENV)
 
 
+@functools.cache
 def lambda_interpreter() -> Path:
     """The base interpreter behind the LiteRT venv, so every baseline runs on the very same Python."""
     out = subprocess.run(

@@ -60,8 +60,8 @@ def emulator_binary() -> Path:
     return RUNTIME_DIR / f"aws-lambda-rie-{arch}"
 
 
-def ensure_prepared() -> None:
-    missing = [str(p) for p in (RUNTIME_PYTHON, emulator_binary()) if not p.exists()]
+def ensure_prepared(python: Path = RUNTIME_PYTHON) -> None:
+    missing = [str(p) for p in (python, emulator_binary()) if not p.exists()]
     if missing:
         raise RuntimeNotPrepared(f"missing {', '.join(missing)}: run `bash tools/prepare-lambda-runtime.sh` first")
 
@@ -125,11 +125,11 @@ def _free_port() -> int:
 
 
 def lambda_environment(
-    task_root: Path, tmp: Path, memory_mb: int, timeout_s: int, extra: dict[str, str]
+    task_root: Path, tmp: Path, memory_mb: int, timeout_s: int, extra: dict[str, str], python: Path = RUNTIME_PYTHON
 ) -> dict[str, str]:
     """Only what Lambda's environment holds (never the developer's: no PATH to .venv, no HOME, no PYTHON* of ours)."""
     environment = {
-        "PATH": f"{RUNTIME_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "TZ": ":UTC",
         "TMPDIR": str(tmp),
@@ -137,7 +137,7 @@ def lambda_environment(
         # The task root is read-only in Lambda: nothing compiled at run time survives to the next cold start.
         "PYTHONDONTWRITEBYTECODE": "1",
         "LAMBDA_TASK_ROOT": str(task_root),
-        "AWS_EXECUTION_ENV": f"AWS_Lambda_python{runtime_python_version()}",
+        "AWS_EXECUTION_ENV": f"AWS_Lambda_python{runtime_python_version(python)}",
         "AWS_REGION": "us-east-1",
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_LAMBDA_FUNCTION_NAME": "lambda-tflite-serving-local-api",
@@ -149,9 +149,9 @@ def lambda_environment(
     return environment
 
 
-def runtime_python_version() -> str:
+def runtime_python_version(python: Path = RUNTIME_PYTHON) -> str:
     """`3.12` for the prepared venv: what AWS_EXECUTION_ENV names."""
-    config = (RUNTIME_PYTHON.parent.parent / "pyvenv.cfg").read_text()
+    config = (python.parent.parent / "pyvenv.cfg").read_text()
     version = re.search(r"^version(?:_info)?\s*=\s*(\d+\.\d+)", config, re.MULTILINE)
     return version.group(1) if version else "3"
 
@@ -166,7 +166,10 @@ class LambdaRuntime:
         environment: dict[str, str] | None = None,
         memory_mb: int = DEFAULT_MEMORY_MB,
         timeout_s: int = DEFAULT_TIMEOUT_SECONDS,
+        python: Path = RUNTIME_PYTHON,
     ):
+        # python: the venv whose runtime client runs the handler (the benchmark's baselines bring their own).
+        self.python = Path(python)
         self.task_root = Path(task_root)
         self.handler = handler or handler_command()[0]
         self.extra_environment = dict(environment or {})
@@ -182,18 +185,18 @@ class LambdaRuntime:
     # -- lifecycle ------------------------------------------------------------------------------------------------
 
     def start(self) -> "LambdaRuntime":
-        ensure_prepared()
+        ensure_prepared(self.python)
         # Lambda's only writable place, /tmp: one per execution environment, removed by stop().
         self.tmp = Path(tempfile.mkdtemp(prefix="lambda-tmp-"))
         self.environment = lambda_environment(
-            self.task_root, self.tmp, self.memory_mb, self.timeout_s, self.extra_environment)
+            self.task_root, self.tmp, self.memory_mb, self.timeout_s, self.extra_environment, self.python)
         emulator_port, runtime_api_port = _free_port(), _free_port()
         command = [
             str(emulator_binary()),
             # Both flags, always: the defaults bind 0.0.0.0 and an unknown flag would be taken as the command.
             "--runtime-interface-emulator-address", f"127.0.0.1:{emulator_port}",
             "--runtime-api-address", f"127.0.0.1:{runtime_api_port}",
-            str(RUNTIME_PYTHON), "-m", "awslambdaric", self.handler,
+            str(self.python), "-m", "awslambdaric", self.handler,
         ]
         self._process = subprocess.Popen(
             command, cwd=self.task_root, env=self.environment, stdin=subprocess.DEVNULL,
