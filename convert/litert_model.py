@@ -8,8 +8,8 @@ from ai_edge_litert.interpreter import Interpreter
 
 from convert.errors import ConversionError, first_line
 from convert.quiet import quiet_native_stderr
+from convert.saved_model_inspect import SIGNATURE
 
-SIGNATURE = "serving_default"
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
 # Op names a converted model has only when its weights were left as uninitialised variables (FACTS: the
 # tf.saved_model.save trap); model.export() freezes weights into constants.

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from convert.fidelity import FidelityResult
-from convert.litert_model import SIGNATURE, LiteRTModel
+from convert.litert_model import LiteRTModel
+from convert.saved_model_inspect import SIGNATURE
 from convert.sidecar import Sidecar
 
 MODEL_FILE = "model.tflite"

@@ -148,7 +148,10 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
             failures: dict[str, ConversionError]) -> report.Report:
     job.stage(f"timing {', '.join(results)} in LiteRT (1 thread, batch 1)")
     latencies = measure_latencies({mode: result.content for mode, result in results.items()}, job.validation.one(0))
-    float32_size = len(results["float32"].content) if "float32" in results else job.float32_size()
+    if "float32" in results:
+        float32_size = len(results["float32"].content)
+    else:  # never convert again a float32 that already failed: the ratio column just stays empty
+        float32_size = None if "float32" in failures else job.float32_size()
     conversion_report = report.Report(
         name=job.name, saved_model=job.saved_model_dir.as_posix(), served_mode=served_mode,
         samples={"source": job.validation.source, "count": job.validation.count}, converter=job.converter_version)

@@ -8,6 +8,7 @@ from pathlib import Path
 from convert.errors import ConversionError
 from convert.quiet import import_tensorflow, quiet_native_stderr
 from convert.samples import Samples
+from convert.saved_model_inspect import SIGNATURE
 
 MODES = ("float32", "float16", "dynamic", "int8")
 DEFAULT_MODE = "dynamic"
@@ -60,11 +61,9 @@ def explain_converter_failure(text: str, mode: str) -> ConversionError:
 
 def convert_saved_model(saved_model_dir: Path, mode: str, representative: Samples | None = None) -> bytes:
     """The .tflite bytes of the SavedModel's serving signature in the given mode."""
-    if mode not in MODES:
-        raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(MODES)}")
     tf = import_tensorflow()
 
-    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_dir), signature_keys=["serving_default"])
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_dir), signature_keys=[SIGNATURE])
     _configure(converter, mode, representative)
     try:
         with quiet_native_stderr(), warnings.catch_warnings():

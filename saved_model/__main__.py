@@ -13,7 +13,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def recipe_names() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(recipes.__path__) if m.name != "common")
+    """The modules of recipes/ that build a model; the rest (common, photos, minilm...) are their helpers."""
+    names = (m.name for m in pkgutil.iter_modules(recipes.__path__))
+    return sorted(name for name in names
+                  if hasattr(importlib.import_module(f"saved_model.recipes.{name}"), "build"))
 
 
 def main(argv: list[str] | None = None) -> int:
