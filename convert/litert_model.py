@@ -9,6 +9,8 @@ from ai_edge_litert.interpreter import Interpreter
 from convert.errors import ConversionError, first_line
 from convert.quiet import quiet_native_stderr
 from convert.saved_model_inspect import SIGNATURE
+from function.models.manifest import TensorSpec
+from function.models.runner import dequantize, quantize
 
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
 # Op names a converted model has only when its weights were left as uninitialised variables (FACTS: the
@@ -35,21 +37,10 @@ class TensorDetails:
     def as_manifest(self) -> dict:
         return {"name": self.name, "shape": self.shape, "dtype": self.dtype, "quantization": self.quantization}
 
-
-def quantize(values: np.ndarray, tensor: TensorDetails) -> np.ndarray:
-    """Float values into the tensor's type with the manifest formula: q = round(x / scale) + zero_point, clipped."""
-    if tensor.quantization is None:
-        return values.astype(tensor.dtype)
-    limits = np.iinfo(tensor.dtype)
-    scaled = np.round(values / tensor.quantization["scale"]) + tensor.quantization["zero_point"]
-    return np.clip(scaled, limits.min, limits.max).astype(tensor.dtype)
-
-
-def dequantize(values: np.ndarray, tensor: TensorDetails) -> np.ndarray:
-    if tensor.quantization is None:
-        return values.astype(np.float32)
-    return ((values.astype(np.float32) - tensor.quantization["zero_point"]) * tensor.quantization["scale"]).astype(
-        np.float32)
+    @property
+    def spec(self) -> TensorSpec:
+        """The function's view of this tensor, as it will read it back from manifest.json."""
+        return TensorSpec.from_json(self.as_manifest())
 
 
 class LiteRTModel:
@@ -73,7 +64,8 @@ class LiteRTModel:
 
     def prepare(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Float (or id) inputs in the types the tensors hold, ready for `invoke_prepared`."""
-        return {name: quantize(np.asarray(array), self.inputs[name]) for name, array in inputs.items()}
+        # The function's own int8 arithmetic: the gate must prove what the function will compute.
+        return {name: quantize(np.asarray(array), self.inputs[name].spec) for name, array in inputs.items()}
 
     def invoke_prepared(self, prepared: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._invoked:
@@ -84,7 +76,7 @@ class LiteRTModel:
 
     def predict(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raw = self.invoke_prepared(self.prepare(inputs))
-        return {name: dequantize(array, self.outputs[name]) for name, array in raw.items()}
+        return {name: dequantize(array, self.outputs[name].spec) for name, array in raw.items()}
 
     def predict_batches(self, inputs: dict[str, np.ndarray], batch_size: int = 32) -> dict[str, np.ndarray]:
         count = len(next(iter(inputs.values())))

@@ -1,11 +1,14 @@
-"""The manifest's int8 arithmetic: q = round(x / scale) + zero_point (clipped), x = (q - zero_point) * scale."""
+"""The manifest's int8 arithmetic: q = round(x / scale) + zero_point (clipped), x = (q - zero_point) * scale.
+
+convert's gate runs the function's own quantize/dequantize on the spec each TensorDetails becomes in the manifest."""
 from __future__ import annotations
 
 import numpy as np
 
-from convert.litert_model import TensorDetails, dequantize, quantize
+from convert.litert_model import TensorDetails
+from function.models.runner import dequantize, quantize
 
-INT8 = TensorDetails("image", [1, 4], "int8", {"scale": 0.5, "zero_point": -10})
+INT8 = TensorDetails("image", [1, 4], "int8", {"scale": 0.5, "zero_point": -10}).spec
 
 
 def test_quantize_rounds_offsets_and_clips():
@@ -22,9 +25,9 @@ def test_dequantize_inverts_quantize_within_half_a_step():
 
 
 def test_float_and_id_tensors_pass_through_as_their_dtype():
-    ids = TensorDetails("ids", [1, 3], "int32", None)
+    ids = TensorDetails("ids", [1, 3], "int32", None).spec
     assert quantize(np.array([[1, 2, 3]]), ids).dtype == np.int32
-    floats = TensorDetails("x", [1, 2], "float32", None)
+    floats = TensorDetails("x", [1, 2], "float32", None).spec
     assert dequantize(np.array([1.5, 2.5], np.float32), floats).tolist() == [1.5, 2.5]
 
 
