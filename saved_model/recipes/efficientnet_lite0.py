@@ -217,14 +217,7 @@ def sidecar(labels: list[str], input_name: str) -> dict:
         "task": "image_classification",
         "labels": labels,
         "output": "probabilities",
-        "preprocessing": {
-            "type": "image",
-            "color_mode": "RGB",
-            "size": list(photos.SIZE),
-            "resize": "bilinear",
-            "mean": [photos.MEAN] * 3,
-            "std": [photos.STD] * 3,
-        },
+        "preprocessing": dict(photos.PREPROCESSING),
         "inputs": {"image": input_name},
     }
 

@@ -13,10 +13,16 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
+from function.config import DEFAULT_MAX_IMAGE_PIXELS
+from function.preprocessing.image import ImagePreprocessor
+
 # The contract's preprocessing for EfficientNet-Lite (docs/model-format.md): RGB, bilinear, (x - 127) / 128.
 SIZE = (224, 224)  # [height, width]
 MEAN = 127.0
 STD = 128.0
+PREPROCESSING = {"type": "image", "color_mode": "RGB", "size": list(SIZE), "resize": "bilinear",
+                 "mean": [MEAN] * 3, "std": [STD] * 3}
+_PREPROCESSOR = ImagePreprocessor(PREPROCESSING, DEFAULT_MAX_IMAGE_PIXELS)
 
 
 @dataclass(frozen=True)
@@ -69,19 +75,9 @@ AGREEMENT_PHOTOS = (
 )
 
 
-def resize(image: Image.Image, size: tuple[int, int] = SIZE) -> Image.Image:
-    """Stretch to [height, width] with Pillow's bilinear filter, exactly as the contract says (no crop)."""
-    height, width = size
-    return image.resize((width, height), Image.Resampling.BILINEAR)
-
-
-def normalize(image: Image.Image) -> np.ndarray:
-    """(pixel - mean) / std as float32 HWC."""
-    return (np.asarray(image, dtype=np.float32) - MEAN) / STD
-
-
 def to_model_input(image: Image.Image) -> np.ndarray:
-    return normalize(resize(image.convert("RGB")))
+    """Exactly what the function feeds the model for this image: its own resize + normalize, not a copy of it."""
+    return _PREPROCESSOR.to_array(image.convert("RGB"))
 
 
 def model_inputs(photos=PHOTOS) -> np.ndarray:
