@@ -20,21 +20,23 @@ def _directory_mode() -> int:
     return 0o777 & ~umask
 
 
-def check_replaceable(out_dir: Path) -> None:
-    """Refuse to replace anything but an empty directory or an earlier conversion (never a user's folder)."""
+def check_replaceable(out_dir: Path, marker: str = MARKER, what: str = "converted model") -> None:
+    """Refuse to replace anything but an empty directory or an earlier output, recognised by its marker file
+    (never a user's folder)."""
     if not out_dir.exists():
         return
     if not out_dir.is_dir():
-        raise ConversionError("bad_out_dir", f"{out_dir} is a file: choose a directory for the converted model")
-    if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
-        raise ConversionError("bad_out_dir", f"{out_dir} already holds files that are not a converted model: "
+        raise ConversionError("bad_out_dir", f"{out_dir} is a file: choose a directory for the {what}")
+    if any(out_dir.iterdir()) and not (out_dir / marker).is_file():
+        raise ConversionError("bad_out_dir", f"{out_dir} already holds files that are not a {what}: "
                               "choose a new or empty directory")
 
 
 @contextlib.contextmanager
-def staged_output_dir(out_dir: Path) -> Iterator[Path]:
-    """Yields an empty directory to fill; on success it becomes out_dir, on any exception it disappears."""
-    check_replaceable(out_dir)
+def staged_output_dir(out_dir: Path, marker: str = MARKER, what: str = "converted model") -> Iterator[Path]:
+    """Yields an empty directory to fill; on success it becomes out_dir, on any exception it disappears.
+    Also how saved_model/ writes a demo SavedModel (marker sidecar.json)."""
+    check_replaceable(out_dir, marker, what)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
     try:

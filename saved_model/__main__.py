@@ -7,6 +7,7 @@ import pkgutil
 import sys
 from pathlib import Path
 
+from convert.errors import ConversionError
 from saved_model import recipes
 
 HERE = Path(__file__).resolve().parent
@@ -28,7 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     recipe = importlib.import_module(f"saved_model.recipes.{args.name}")
-    recipe.build(args.out or HERE / args.name)
+    try:
+        recipe.build(args.out or HERE / args.name)
+    except ConversionError as error:  # an --out that holds something else: one line, never a traceback
+        print(f"python -m saved_model: error: {error.message}", file=sys.stderr)
+        return 2
     return 0
 
 

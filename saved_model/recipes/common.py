@@ -5,12 +5,13 @@ import json
 import os
 import random
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
+from convert.output_dir import staged_output_dir
 
 SEED = 1234
 _START = time.monotonic()
@@ -40,11 +41,10 @@ def write_saved_model(
 ) -> Path:
     """Export with `model.export()` (FACTS: tf.saved_model.save converts to a weightless model) plus the
     sidecar, validation.npz, optional representative.npz and extra files (e.g. tokenizer.json).
-    Written to a temporary sibling and renamed, so an interrupted build never leaves a half model."""
+    Written to a staged sibling and swapped in (convert's staged_output_dir), so an interrupted build never
+    leaves a half model nor loses the previous one."""
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
-    try:
+    with staged_output_dir(out_dir, marker="sidecar.json", what="demo SavedModel") as tmp:
         export_dir = tmp / "export"
         model.export(str(export_dir), verbose=False)
         for item in export_dir.iterdir():
@@ -59,11 +59,5 @@ def write_saved_model(
         for name, source in (extra_files or {}).items():
             shutil.copyfile(source, tmp / name)
         (tmp / "sidecar.json").write_text(json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     stage(f"wrote {out_dir}")
     return out_dir
