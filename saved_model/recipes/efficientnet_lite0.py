@@ -10,14 +10,13 @@ The checkpoint is a TensorFlow-trained EfficientNet-Lite0 ported to lukemelas-st
 """
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
 from saved_model.recipes import photos
-from saved_model.recipes.common import seed_everything, stage, write_saved_model
+from saved_model.recipes.common import package_file, seed_everything, stage, write_saved_model
 from saved_model.recipes.torch_checkpoint import load_checkpoint
 
 NAME = "efficientnet_lite0"
@@ -52,17 +51,6 @@ LABEL_OVERRIDES = {
 }
 REPRESENTATIVE_PER_PHOTO = 16  # calibration inputs per photo: ~100-200 in all, enough for int8 ranges
 VALIDATION_PER_PHOTO = 6  # fidelity-gate crops per photo, labelled or not
-
-
-def package_file(distribution: str, relative: str) -> Path:
-    """A data file of an installed distribution, found without importing it (timm would need torch)."""
-    try:
-        path = Path(importlib.metadata.distribution(distribution).locate_file(relative))
-    except importlib.metadata.PackageNotFoundError:
-        raise SystemExit(f"error: the PyPI package {distribution!r} is not installed (see requirements-data.txt)")
-    if not path.is_file():
-        raise SystemExit(f"error: {distribution} is installed but lacks {relative}")
-    return path
 
 
 def imagenet_labels() -> list[str]:

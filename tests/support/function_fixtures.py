@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import importlib.metadata
 import io
 import json
 import os
@@ -19,6 +18,7 @@ from function.cache.memory import MemoryResultStore
 from function.config import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MODEL_DIR, ServiceSettings
 from function.models.registry import ModelRegistry
 from function.service import Service
+from saved_model.recipes.common import package_file
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = REPO / "tests" / "events"
@@ -60,11 +60,6 @@ def service(registry: ModelRegistry) -> Service:
 
 
 # ---- photos -------------------------------------------------------------------------------------------
-
-def package_file(distribution: str, relative: str) -> Path:
-    """A data file shipped inside an installed package, located without importing the package."""
-    return Path(importlib.metadata.distribution(distribution).locate_file(relative))
-
 
 def photo(name: str) -> Image.Image:
     """skimage's sample photos: chelsea (a cat), coffee, astronaut, rocket..."""
