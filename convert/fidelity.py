@@ -9,6 +9,7 @@ from convert.errors import ConversionError, first_line
 from convert.quiet import import_tensorflow
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.samples import Samples
+from function.models.outputs import probabilities
 
 # Lowest top-1 agreement with the SavedModel each mode may have (docs/conversion.md says why).
 THRESHOLDS = {"float32": 0.99, "float16": 0.99, "dynamic": 0.98, "int8": 0.95}
@@ -45,12 +46,9 @@ def top1(outputs: np.ndarray, output_kind: str) -> np.ndarray:
 
 def agreeing(reference: np.ndarray, predicted: np.ndarray, expected: np.ndarray, output_kind: str) -> np.ndarray:
     """Per sample: the converted model picks the SavedModel's top-1, or a class the SavedModel ties with it."""
-    flat = reference.reshape(len(reference), -1).astype(np.float64)
-    if flat.shape[1] == 1:
+    if reference.reshape(len(reference), -1).shape[1] == 1:
         return predicted == expected
-    if output_kind != "probabilities":
-        flat = np.exp(flat - flat.max(axis=1, keepdims=True))
-        flat /= flat.sum(axis=1, keepdims=True)
+    flat = probabilities(reference, output_kind)  # the function's own reading of the outputs
     rows = np.arange(len(flat))
     return (predicted == expected) | (flat[rows, predicted] >= flat[rows, expected] - TIE_TOLERANCE)
 

@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from function.models.manifest import Manifest
 
-
-def probabilities(raw: np.ndarray, manifest: Manifest) -> np.ndarray:
-    """(batch, classes) probabilities. A one-unit output is binary: P(labels[1]), so it becomes [1-p, p]."""
+def probabilities(raw: np.ndarray, output: str) -> np.ndarray:
+    """(batch, classes) probabilities from a model whose manifest says `output` ("probabilities" or "logits").
+    A one-unit output is binary: P(labels[1]), so it becomes [1-p, p]. convert's fidelity gate uses it too."""
     raw = raw.reshape(raw.shape[0], -1).astype(np.float64)
     if raw.shape[1] == 1:
-        p = 1.0 / (1.0 + np.exp(-raw)) if manifest.output == "logits" else raw
+        p = 1.0 / (1.0 + np.exp(-raw)) if output == "logits" else raw
         return np.concatenate([1.0 - p, p], axis=1)
-    if manifest.output == "logits":
+    if output == "logits":
         shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
         return shifted / shifted.sum(axis=1, keepdims=True)
     return raw

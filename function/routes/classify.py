@@ -53,7 +53,7 @@ def classify(ctx: RouteContext) -> Response:
             raw = model.runner.run({"image": batch})
         with ctx.timings.stage("postprocess"):
             results = []
-            for row in probabilities(raw, manifest):
+            for row in probabilities(raw, manifest.output):
                 best = ranked(row, manifest.labels, top_k)
                 results.append({"label": best[0]["label"], "score": best[0]["score"], "top_k": best})
         return results

@@ -54,7 +54,7 @@ def sentiment(ctx: RouteContext) -> Response:
             raw = model.runner.run(batch)
         with ctx.timings.stage("postprocess"):
             results = []
-            for row in probabilities(raw, manifest):
+            for row in probabilities(raw, manifest.output):
                 best = int(row.argmax())
                 results.append({"label": manifest.labels[best], "score": round(float(row[best]), 6)})
         return results

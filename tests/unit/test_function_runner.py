@@ -50,7 +50,7 @@ def test_ranked_is_best_first_and_stable():
 
 def test_one_unit_output_is_binary(demo_models):  # noqa: F811
     manifest = load_manifest(demo_models / "sentiment")
-    probs = probabilities(np.array([[0.8], [0.1]]), manifest)
+    probs = probabilities(np.array([[0.8], [0.1]]), manifest.output)
     if manifest.output == "probabilities":
         np.testing.assert_allclose(probs, [[0.2, 0.8], [0.9, 0.1]])
     assert probs.shape == (2, 2) and np.allclose(probs.sum(axis=1), 1.0)
