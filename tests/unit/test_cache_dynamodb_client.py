@@ -19,6 +19,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
 
+from tests.support.ports import free_port
 from function.cache.dynamodb import THROTTLING_CODES
 from function.cache.dynamodb_client import (
     CONTENT_TYPE,
@@ -207,12 +208,9 @@ def test_a_body_that_fails_its_crc32_is_retried_then_raised():
 
 
 def test_nothing_listening_raises_quickly():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     started = time.monotonic()
     with pytest.raises(ConnectionRefusedError):
-        make_client(f"http://127.0.0.1:{port}").batch_get_item(RequestItems={})
+        make_client(f"http://127.0.0.1:{free_port()}").batch_get_item(RequestItems={})
     assert time.monotonic() - started < 0.5  # two refused connects and a backoff of at most 0.1 s
 
 
