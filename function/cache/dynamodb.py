@@ -100,24 +100,14 @@ class DynamoDBResultStore:
         found: dict[str, Entry] = {}
         now = self._clock()
         for chunk in chunks(wanted, GET_BATCH):
+            asked = set(chunk)
+
+            def collect(response: dict, sent: int) -> dict:  # called within this iteration only
+                self._collect(response.get("Responses", {}).get(self.table, []), asked, now, found)
+                return response.get("UnprocessedKeys") or {}
+
             request = {self.table: {"Keys": [{KEY_ATTRIBUTE: {"S": key}} for key in chunk]}}
-            for round_number in range(UNPROCESSED_RETRIES + 1):
-                if not self.breaker.allows():
-                    self.stats.add("skipped", len(request[self.table]["Keys"]))
-                    break
-                if round_number:
-                    self._sleep(UNPROCESSED_PAUSE_SECONDS * round_number)
-                response = self._call("batch_get_item", len(request[self.table]["Keys"]), RequestItems=request)
-                if response is None:
-                    break
-                self._collect(response.get("Responses", {}).get(self.table, []), set(chunk), now, found)
-                request = response.get("UnprocessedKeys") or {}
-                if not request.get(self.table, {}).get("Keys"):
-                    break
-            else:
-                left = len(request[self.table]["Keys"])
-                log.warning("result cache: DynamoDB left %d keys unprocessed, treated as misses", left)
-                self.stats.add("throttled", left)
+            self._batch_rounds("batch_get_item", request, self._keys_in, collect, "keys unprocessed, treated as misses")
         self.stats.add("hits", len(found))
         self.stats.add("misses", len(wanted) - len(found))
         return found
@@ -155,23 +145,38 @@ class DynamoDBResultStore:
                 continue
             items.append(item)
         for chunk in chunks(items, PUT_BATCH):
-            request = {self.table: [{"PutRequest": {"Item": item}} for item in chunk]}
-            for round_number in range(UNPROCESSED_RETRIES + 1):
-                pending = len(request[self.table])
-                if not self.breaker.allows():
-                    self.stats.add("skipped", pending)
-                    break
-                if round_number:
-                    self._sleep(UNPROCESSED_PAUSE_SECONDS * round_number)
-                response = self._call("batch_write_item", pending, RequestItems=request)
-                if response is None:
-                    break
+
+            def count_writes(response: dict, sent: int) -> dict:
                 request = response.get("UnprocessedItems") or {}
-                left = len(request.get(self.table, []))
-                self.stats.add("writes", pending - left)
-                if not left:
-                    break
-            else:
-                left = len(request[self.table])
-                log.warning("result cache: DynamoDB left %d writes unprocessed, skipped", left)
-                self.stats.add("throttled", left)
+                self.stats.add("writes", sent - self._writes_in(request))
+                return request
+
+            request = {self.table: [{"PutRequest": {"Item": item}} for item in chunk]}
+            self._batch_rounds("batch_write_item", request, self._writes_in, count_writes, "writes unprocessed, skipped")
+
+    def _keys_in(self, request: dict) -> int:
+        return len(request.get(self.table, {}).get("Keys", []))
+
+    def _writes_in(self, request: dict) -> int:
+        return len(request.get(self.table, []))
+
+    def _batch_rounds(self, operation: str, request: dict, pending: Callable[[dict], int],
+                      handle: Callable[[dict, int], dict], leftover: str) -> None:
+        """One batch call, then up to UNPROCESSED_RETRIES more (pausing longer each time) for what DynamoDB left
+        unprocessed; handle(response, items sent) takes in an answer and returns the request for what is left."""
+        for round_number in range(UNPROCESSED_RETRIES + 1):
+            sent = pending(request)
+            if not self.breaker.allows():
+                self.stats.add("skipped", sent)
+                return
+            if round_number:
+                self._sleep(UNPROCESSED_PAUSE_SECONDS * round_number)
+            response = self._call(operation, sent, RequestItems=request)
+            if response is None:
+                return
+            request = handle(response, sent)
+            if not pending(request):
+                return
+        left = pending(request)
+        log.warning("result cache: DynamoDB left %d %s", left, leftover)
+        self.stats.add("throttled", left)
