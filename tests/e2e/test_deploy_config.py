@@ -94,11 +94,12 @@ def test_the_function_is_the_image_given_by_digest(function):
 
 
 def cache_actions_called_by_the_function() -> set[str]:
-    """DynamoDB API names the cache calls, read from its source: `_call("batch_get_item", ...)` -> BatchGetItem."""
-    source = (REPO_ROOT / "function" / "cache" / "dynamodb.py").read_text()
-    calls = set(re.findall(r'_call\(\s*"(\w+)"', source)) | set(re.findall(r"client\.(\w+_item)\(", source))
-    assert calls, "found no DynamoDB calls in function/cache/dynamodb.py"
-    return {"dynamodb:" + "".join(part.title() for part in call.split("_")) for call in calls}
+    """The DynamoDB operations the function can send, read from the one client that sends them
+    (function/cache/dynamodb_client.py: `self.call("BatchGetItem", ...)` -> dynamodb:BatchGetItem)."""
+    source = (REPO_ROOT / "function" / "cache" / "dynamodb_client.py").read_text()
+    operations = set(re.findall(r'self\.call\(\s*"(\w+)"', source))
+    assert operations, "found no DynamoDB operations in function/cache/dynamodb_client.py"
+    return {f"dynamodb:{operation}" for operation in operations}
 
 
 def role_statements(template: dict) -> list[dict]:
