@@ -63,6 +63,8 @@ serve: models
 
 test: models
 	@bash tools/install-test-deps.sh
+	@echo "==> [$$(date +%T)] ruff check"
+	@$(VENV)/bin/ruff check .
 	@bash tools/run-tests.sh
 
 bench: models
@@ -70,6 +72,7 @@ bench: models
 	@$(PY) -m bench
 
 lint: venv
+	@$(VENV)/bin/ruff check .
 	@$(VENV)/bin/hadolint Dockerfile
 
 clean:

@@ -26,9 +26,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--model-dir {args.model_dir}: no such directory")
         os.environ["MODEL_DIR"] = args.model_dir
     try:
-        from function.app import SERVICE, SETTINGS, handler  # noqa: PLC0415  (reads MODEL_DIR: after --model-dir)
+        from function.app import CACHE_SETTINGS, SERVICE, SETTINGS, handler  # noqa: PLC0415  (reads MODEL_DIR: after --model-dir)
         from function.local_server import make_server  # noqa: PLC0415
-    except ValueError as exc:  # a bad environment variable
+    except ValueError as exc:  # a bad environment variable, two model directories claiming one name
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
@@ -37,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
-    models = ", ".join(sorted(SERVICE.registry.manifests)) or "none"
-    print(f"serving on http://{host}:{port} (models in {SETTINGS.model_dir}: {models})", flush=True)
+    models = ", ".join(SERVICE.registry.names) or "none"
+    print(f"serving on http://{host}:{port} (models in {SETTINGS.model_dir}: {models}; results cached in "
+          f"{CACHE_SETTINGS.describe()})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -11,8 +11,9 @@ from function.log import configure
 from function.service import Service
 
 SETTINGS = ServiceSettings.from_env()
+CACHE_SETTINGS = CacheSettings.from_env()
 configure(SETTINGS.log_level)
-SERVICE = Service(SETTINGS, open_result_store(CacheSettings.from_env()))
+SERVICE = Service(SETTINGS, open_result_store(CACHE_SETTINGS))
 
 
 def handler(event: dict, context: object) -> dict:

@@ -24,7 +24,14 @@ CACHE_MEMORY_ITEMS = "CACHE_MEMORY_ITEMS"
 
 DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 3600
 DEFAULT_CACHE_MEMORY_ITEMS = 1024
-DEFAULT_SQLITE_PATH = Path(tempfile.gettempdir()) / "lambda-tflite-results.sqlite3"
+# Outside Lambda, one file per checkout (ignored by git): two checkouts or servers never share cached answers.
+# In Lambda the code is read-only, so the SQLite backend writes under /tmp.
+PROJECT_SQLITE_PATH = Path(__file__).resolve().parent.parent / ".cache" / "results.sqlite3"
+LAMBDA_SQLITE_PATH = Path(tempfile.gettempdir()) / "lambda-tflite-results.sqlite3"
+
+
+def default_sqlite_path(environ: dict | None = None) -> Path:
+    return LAMBDA_SQLITE_PATH if _env("LAMBDA_TASK_ROOT", environ) else PROJECT_SQLITE_PATH
 
 
 def _env(name: str, environ: dict | None = None) -> str | None:
@@ -40,6 +47,14 @@ class CacheSettings:
     ttl_seconds: int
     memory_items: int
 
+    def describe(self) -> str:
+        """Where results are kept, in words: the local server's first line says it."""
+        if self.backend == "sqlite":
+            return f"SQLite file {self.sqlite_path}"
+        if self.backend == "dynamodb":
+            return f"DynamoDB table {self.table}"
+        return {"memory": "this process's memory", "off": "nowhere (RESULTS_CACHE=off)"}[self.backend]
+
     @classmethod
     def from_env(cls, environ: dict | None = None) -> "CacheSettings":
         table = _env(RESULTS_TABLE, environ)
@@ -53,7 +68,7 @@ class CacheSettings:
         return cls(
             backend=backend,
             table=table,
-            sqlite_path=Path(_env(RESULTS_SQLITE_PATH, environ) or DEFAULT_SQLITE_PATH),
+            sqlite_path=Path(_env(RESULTS_SQLITE_PATH, environ) or default_sqlite_path(environ)),
             ttl_seconds=int(_env(CACHE_TTL_SECONDS, environ) or DEFAULT_CACHE_TTL_SECONDS),
             memory_items=int(_env(CACHE_MEMORY_ITEMS, environ) or DEFAULT_CACHE_MEMORY_ITEMS),
         )
@@ -62,9 +77,12 @@ class CacheSettings:
 # Serving (docs/api.md lists the limits).
 DEFAULT_IMAGE_MODEL = "DEFAULT_IMAGE_MODEL"  # model /classify uses when the request names none
 DEFAULT_TEXT_MODEL = "DEFAULT_TEXT_MODEL"  # model /sentiment and /tokenize use when the request names none
+DEFAULT_EMBEDDING_MODEL = "DEFAULT_EMBEDDING_MODEL"  # model /embed uses when the request names none
 MAX_BODY_BYTES = "MAX_BODY_BYTES"
 MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
-MAX_BATCH = "MAX_BATCH"
+MAX_BATCH = "MAX_BATCH"  # images per request
+MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request (embedding clients send batches)
+MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
 MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
 PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
 LOG_LEVEL = "LOG_LEVEL"
@@ -74,6 +92,9 @@ DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
 # 40 MP covers phone and camera photos; a bigger header is refused before a single pixel is decoded.
 DEFAULT_MAX_IMAGE_PIXELS = 40_000_000
 DEFAULT_MAX_BATCH = 16
+DEFAULT_MAX_TEXT_BATCH = 128
+# 128 texts of 128 tokens: bounds the work one request can ask of MiniLM well inside API Gateway's 29 s.
+DEFAULT_MAX_BATCH_TOKENS = 16_384
 DEFAULT_MAX_TEXT_CHARS = 10_000
 
 
@@ -82,12 +103,28 @@ class ServiceSettings:
     model_dir: Path
     default_image_model: str
     default_text_model: str
+    default_embedding_model: str
     max_body_bytes: int
     max_image_pixels: int
     max_batch: int
+    max_text_batch: int
+    max_batch_tokens: int
     max_text_chars: int
     preload_models: bool
     log_level: str
+
+    def task_limits(self):
+        from function.tasks.base import TaskLimits  # noqa: PLC0415  (config is imported by everything, tasks by few)
+
+        return TaskLimits(self.max_image_pixels, self.max_batch_tokens)
+
+    def default_model(self, task: str) -> tuple[str, str]:
+        """(the model a route of `task` uses when the request names none, the variable that sets it)."""
+        if task == "image_classification":
+            return self.default_image_model, DEFAULT_IMAGE_MODEL
+        if task == "text_embedding":
+            return self.default_embedding_model, DEFAULT_EMBEDDING_MODEL
+        return self.default_text_model, DEFAULT_TEXT_MODEL
 
     @classmethod
     def from_env(cls, environ: dict | None = None, **overrides) -> "ServiceSettings":
@@ -106,9 +143,12 @@ class ServiceSettings:
             model_dir=Path(_env(MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
             default_image_model=_env(DEFAULT_IMAGE_MODEL, environ) or "efficientnet_lite0",
             default_text_model=_env(DEFAULT_TEXT_MODEL, environ) or "sentiment",
+            default_embedding_model=_env(DEFAULT_EMBEDDING_MODEL, environ) or "minilm",
             max_body_bytes=number(MAX_BODY_BYTES, DEFAULT_MAX_BODY_BYTES),
             max_image_pixels=number(MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
             max_batch=number(MAX_BATCH, DEFAULT_MAX_BATCH),
+            max_text_batch=number(MAX_TEXT_BATCH, DEFAULT_MAX_TEXT_BATCH),
+            max_batch_tokens=number(MAX_BATCH_TOKENS, DEFAULT_MAX_BATCH_TOKENS),
             max_text_chars=number(MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
             preload_models=preload == "all",
             log_level=(_env(LOG_LEVEL, environ) or "INFO").upper(),

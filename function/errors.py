@@ -1,49 +1,62 @@
-"""The one place that builds error responses: a stable machine-readable code, a sentence, an HTTP status."""
+"""Domain errors: what went wrong, in terms the client can act on, and nothing about HTTP.
+
+Code below the routes (tasks, preprocessing, the registry, request parsing) raises these. Only the HTTP edge
+(`function/http_errors.py`) knows which status each kind gets, and each protocol (this API, OpenAI, TF Serving,
+the Open Inference Protocol) writes the body in its own shape.
+"""
 from __future__ import annotations
 
-from function.events import Response, json_response
 
+class ServingError(Exception):
+    """A stable machine-readable `code` plus a sentence. Subclasses say which kind of problem it is."""
 
-class ApiError(Exception):
-    """Anything the client can act on. Raised anywhere, turned into a response only by `error_response`."""
-
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+    def __init__(self, code: str, message: str, param: str | None = None):
         super().__init__(message)
-        self.status = status
         self.code = code
         self.message = message
-        self.headers = headers or {}
+        self.param = param  # the request field at fault, when there is one (OpenAI's error shape reports it)
 
 
-def bad_request(code: str, message: str) -> ApiError:
-    return ApiError(400, code, message)
+class InvalidInput(ServingError):
+    """The request is malformed or asks for something that cannot be done."""
 
 
-def not_found(code: str, message: str) -> ApiError:
-    return ApiError(404, code, message)
+class PayloadTooLarge(ServingError):
+    """The body, a batch, an image or a text is over a documented limit."""
 
 
-def too_large(code: str, message: str) -> ApiError:
-    return ApiError(413, code, message)
+class UnsupportedMedia(ServingError):
+    """The bytes are not a kind of content the model takes (not an image, a multipart form...)."""
 
 
-def body_too_large(size: int, limit: int) -> ApiError:
-    return too_large("body_too_large", f"The request body is {size} bytes; the limit is {limit} bytes.")
+class ModelNotFound(ServingError):
+    """No model of that name is served here."""
 
 
-def unsupported_media(code: str, message: str) -> ApiError:
-    return ApiError(415, code, message)
+class WrongTask(ServingError):
+    """The model exists but does another task than the route needs."""
 
 
-def method_not_allowed(method: str, path: str, allowed: list[str]) -> ApiError:
-    return ApiError(405, "method_not_allowed", f"{method} is not allowed on {path}; use {', '.join(allowed)}.",
-                    headers={"allow": ", ".join(allowed)})
+class ModelUnavailable(ServingError):
+    """The model is known but cannot answer now (its directory is broken, its file failed to load)."""
 
 
-def error_response(error: ApiError) -> Response:
-    return json_response(error.status, {"error": {"code": error.code, "message": error.message}}, error.headers)
+class RouteNotFound(ServingError):
+    """No route at this path."""
 
 
-def internal_error_response() -> Response:
-    # Never leak internals: the traceback goes to the log, the client gets a stable code.
-    return error_response(ApiError(500, "internal_error", "The server failed to answer; the error was logged."))
+class MethodNotAllowed(ServingError):
+    def __init__(self, method: str, path: str, allowed: list[str]):
+        super().__init__("method_not_allowed", f"{method} is not allowed on {path}; use {', '.join(allowed)}.")
+        self.allowed = allowed
+
+
+class UnsupportedEvent(ServingError):
+    """The Lambda event is not one this function understands."""
+
+    def __init__(self, message: str):
+        super().__init__("unsupported_event", message)
+
+
+def body_too_large(size: int, limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge("body_too_large", f"The request body is {size} bytes; the limit is {limit} bytes.")

@@ -1,16 +1,16 @@
-"""API Gateway events in, results out: HTTP API payload 2.0 and REST API proxy 1.0 become one `Request`.
+"""API Gateway events in: HTTP API payload 2.0 and REST API proxy 1.0 become one `Request`.
 
-The one place that decodes request bodies. Bodies are decoded from base64 to BYTES here, never to text
-(Powertools' `decoded_body` returns UTF-8 text, which breaks a raw JPEG).
+The one place that decodes request bodies and the one place that refuses a malformed event: any field of the
+wrong type raises `UnsupportedEvent` (400 unsupported_event), never a TypeError. Bodies are decoded from base64 to
+BYTES here, never to text (Powertools' `decoded_body` returns UTF-8 text, which breaks a raw JPEG).
 """
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass, field
 
-JSON_CONTENT_TYPE = "application/json; charset=utf-8"
+from function.errors import UnsupportedEvent
 
 
 @dataclass(frozen=True)
@@ -28,22 +28,30 @@ class Request:
         return self.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-@dataclass
-class Response:
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
+def _mapping(event: dict, key: str, where: str = "the event") -> dict:
+    value = event.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UnsupportedEvent(f"{key} in {where} must be an object, not {type(value).__name__}.")
+    return value
 
 
-class EventFormatError(ValueError):
-    """The event is not an API Gateway proxy event this function understands."""
+def _string_map(event: dict, key: str, lower_keys: bool = False) -> dict[str, str]:
+    strings = {}
+    for name, value in _mapping(event, key).items():
+        if value is None:
+            continue
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise UnsupportedEvent(f"{key} must map strings to strings.")
+        strings[name.lower() if lower_keys else name] = value
+    return strings
 
 
-def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
-    # ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes.
-    # errors="replace": a lone surrogate echoed from the client must not turn an answer into a crash.
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", errors="replace")
-    return Response(status, body, {"content-type": JSON_CONTENT_TYPE, **(headers or {})})
+def _string(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise UnsupportedEvent(f"the event has no HTTP {what}.")
+    return value
 
 
 def _body_bytes(event: dict) -> bytes:
@@ -51,50 +59,53 @@ def _body_bytes(event: dict) -> bytes:
     if body is None:
         return b""
     if not isinstance(body, str):
-        raise EventFormatError("the event body is not a string")
-    if event.get("isBase64Encoded"):
+        raise UnsupportedEvent("the event body is not a string.")
+    if event.get("isBase64Encoded") is True:
         try:
             return base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise EventFormatError("isBase64Encoded is set but the body is not valid base64") from exc
-    return body.encode("utf-8")
+            raise UnsupportedEvent("isBase64Encoded is set but the body is not valid base64.") from exc
+    try:
+        return body.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no client can have sent these bytes
+        raise UnsupportedEvent("the event body is not valid Unicode.") from exc
 
 
-def _strip_stage(path: str, stage: str | None) -> str:
+def _strip_stage(path: str, stage: object) -> str:
     # HTTP APIs with a named stage put it in rawPath ("/prod/classify"); routes never include it.
-    if stage and stage != "$default" and (path == f"/{stage}" or path.startswith(f"/{stage}/")):
+    if isinstance(stage, str) and stage and stage != "$default" and (
+            path == f"/{stage}" or path.startswith(f"/{stage}/")):
         return path[len(stage) + 1:] or "/"
     return path
 
 
-def parse_event(event: dict) -> Request:
-    """Turn either API Gateway proxy event into a Request; raises EventFormatError for anything else."""
+def _valid_text(text: str, what: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnsupportedEvent(f"the event's {what} is not valid Unicode.") from exc
+    return text
+
+
+def parse_event(event: object) -> Request:
+    """Turn either API Gateway proxy event into a Request; raises UnsupportedEvent for anything else."""
     if not isinstance(event, dict):
-        raise EventFormatError("the event is not a JSON object")
-    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-    context = event.get("requestContext") or {}
+        raise UnsupportedEvent("the event is not a JSON object.")
+    headers = _string_map(event, "headers", lower_keys=True)
+    context = _mapping(event, "requestContext")
     if event.get("version") == "2.0":
-        http = context.get("http") or {}
-        method, path = http.get("method"), event.get("rawPath") or http.get("path")
-        path = _strip_stage(path or "", context.get("stage"))
+        http = _mapping(context, "http", "requestContext")
+        method = _string(http.get("method"), "method")
+        path = _strip_stage(_string(event.get("rawPath") or http.get("path"), "path"), context.get("stage"))
         event_format = "2.0"
     elif "httpMethod" in event:
         # REST API `path` is the resource path without the stage.
-        method, path, event_format = event.get("httpMethod"), event.get("path"), "1.0"
+        method, path = _string(event.get("httpMethod"), "method"), _string(event.get("path"), "path")
+        event_format = "1.0"
     else:
-        raise EventFormatError("not an API Gateway proxy event (payload format 1.0 or 2.0)")
-    if not method or not path:
-        raise EventFormatError("the event has no HTTP method or path")
-    query = {str(k): str(v) for k, v in (event.get("queryStringParameters") or {}).items()}
-    return Request(method=method.upper(), path=path, headers=headers, body=_body_bytes(event), query=query,
-                   request_id=str(context.get("requestId") or ""), event_format=event_format)
-
-
-def to_result(response: Response) -> dict:
-    """The proxy integration result; the same shape serves payload 1.0 and 2.0."""
-    return {
-        "statusCode": response.status,
-        "headers": response.headers,
-        "body": response.body.decode("utf-8"),
-        "isBase64Encoded": False,
-    }
+        raise UnsupportedEvent("not an API Gateway proxy event (payload format 1.0 or 2.0).")
+    request_id = context.get("requestId")
+    return Request(method=_valid_text(method, "method").upper(), path=_valid_text(path, "path"), headers=headers,
+                   body=_body_bytes(event), query=_string_map(event, "queryStringParameters"),
+                   request_id=_valid_text(request_id, "request id") if isinstance(request_id, str) else "",
+                   event_format=event_format)

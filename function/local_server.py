@@ -13,8 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
-from function.errors import ApiError, body_too_large, error_response
-from function.events import Response
+from function.errors import body_too_large
+from function.http_errors import error_response
+from function.responses import Response, json_response
 
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
 Handler = Callable[[dict, object], dict]
@@ -82,7 +83,8 @@ def make_request_handler(handler: Handler, max_body_bytes: int) -> type[BaseHTTP
             length = self.headers.get("content-length")
             if self.headers.get("transfer-encoding", "").lower() == "chunked" and length is None:
                 self.close_connection = True
-                return self._send(error_response(ApiError(411, "length_required", "Send a Content-Length header.")))
+                return self._send(json_response(411, {"error": {"code": "length_required",
+                                                                     "message": "Send a Content-Length header."}}))
             size = int(length) if length and length.isdigit() else 0
             if size > max_body_bytes:
                 # Refuse before reading, as Lambda refuses a payload over its limit.

@@ -1,35 +1,70 @@
-"""Path and method -> route function; unknown paths are 404, known paths with another method 405."""
+"""Path and method -> route function. Paths may hold {name} parts; unknown paths are 404, known paths with
+another method 405. The one table of every route: a new route (or protocol codec) is one entry here."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from function.errors import method_not_allowed, not_found
-from function.events import Response
+from function.errors import MethodNotAllowed, RouteNotFound
+from function.responses import Response
 from function.routes.catalog import health, list_models
 from function.routes.classify import classify
 from function.routes.context import RouteContext
+from function.routes.embed import embed
+from function.routes.openai_embeddings import embeddings
 from function.routes.text import sentiment, tokenize
 
-Route = Callable[[RouteContext], Response]
+RouteFunction = Callable[[RouteContext], Response]
 
-ROUTES: dict[str, dict[str, Route]] = {
+ROUTES: dict[str, dict[str, RouteFunction]] = {
     "/classify": {"POST": classify},
     "/sentiment": {"POST": sentiment},
     "/tokenize": {"POST": tokenize},
+    "/embed": {"POST": embed},
+    "/v1/embeddings": {"POST": embeddings},
     "/models": {"GET": list_models},
     "/health": {"GET": health},
 }
+
+
+@dataclass(frozen=True)
+class Match:
+    template: str  # the route as ROUTES names it: what the log line records, never the client's own path
+    function: RouteFunction
+    params: dict[str, str]
+
+
+def _pattern(template: str) -> re.Pattern:
+    parts = re.split(r"\{(\w+)\}", template)
+    regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/:]+)" for i, part in enumerate(parts))
+    return re.compile(regex)
+
+
+PATTERNS = [(template, _pattern(template)) for template in ROUTES]
 
 
 def normalize(path: str) -> str:
     return "/" + path.strip("/")
 
 
-def resolve(method: str, path: str) -> Route:
-    methods = ROUTES.get(normalize(path))
-    if methods is None:
-        raise not_found("route_not_found", f"There is no route {path}; try {', '.join(ROUTES)}.")
-    route = methods.get(method)
-    if route is None:
-        raise method_not_allowed(method, normalize(path), sorted(methods))
-    return route
+def template_of(path: str) -> tuple[str, dict[str, str]] | None:
+    path = normalize(path)
+    for template, pattern in PATTERNS:
+        found = pattern.fullmatch(path)
+        if found:
+            return template, found.groupdict()
+    return None
+
+
+def resolve(method: str, path: str) -> Match:
+    matched = template_of(path)
+    if matched is None:
+        raise RouteNotFound("route_not_found", f"There is no route {normalize(path)}; try "
+                            f"{', '.join(t for t in ROUTES if '{' not in t)}.")
+    template, params = matched
+    methods = ROUTES[template]
+    function = methods.get(method)
+    if function is None:
+        raise MethodNotAllowed(method, template, sorted(methods))
+    return Match(template, function, params)

@@ -1,4 +1,9 @@
-"""One container's serving state and the request loop: event -> route -> result, one log line per request."""
+"""One container's serving state and the request loop, one log line per request.
+
+The request path reads in one direction: handler (app.py) -> event (events.py) -> route (router.py, routes/) ->
+task through the result cache (inference.py, tasks/) -> response (responses.py); errors become responses only
+at the edge, here (http_errors.py).
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -7,11 +12,13 @@ import time
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
-from function.errors import ApiError, error_response, internal_error_response
-from function.events import EventFormatError, Request, Response, json_response, parse_event, to_result
+from function.errors import ServingError, UnsupportedEvent
+from function.events import Request, parse_event
+from function.http_errors import error_response, internal_error_response
 from function.log import Timings
 from function.models.registry import ModelRegistry
-from function.router import ROUTES, normalize, resolve
+from function.responses import Response, json_response, to_result
+from function.router import resolve, template_of
 from function.routes.context import RouteContext
 
 log = logging.getLogger("function")
@@ -21,21 +28,22 @@ class Service:
     def __init__(self, settings: ServiceSettings, store: ResultStore, registry: ModelRegistry | None = None):
         self.settings = settings
         self.store = store
-        self.registry = registry or ModelRegistry(settings.model_dir, settings.max_image_pixels)
+        self.registry = registry or ModelRegistry(settings.model_dir, settings.task_limits())
         self._cold = True
         if settings.preload_models:
             self.registry.preload()
 
-    def handle_event(self, event: dict, context: object = None) -> dict:
+    def handle_event(self, event: object, context: object = None) -> dict:
         """The Lambda contract: an API Gateway proxy event in, a proxy result out. Never raises."""
         if isinstance(event, dict) and event.get("warmup") is True:
             return self.warm_up(context)
+        lambda_request_id = _lambda_request_id(context)
         try:
             request = parse_event(event)
-        except EventFormatError as exc:
-            log.warning("unsupported event", extra={"fields": {"problem": str(exc)}})
-            return to_result(error_response(ApiError(400, "unsupported_event", f"{exc}.")))
-        lambda_request_id = str(getattr(context, "aws_request_id", "") or "")
+        except UnsupportedEvent as exc:
+            log.warning("unsupported event", extra={"fields": {"problem": exc.message,
+                                                               "lambda_request_id": lambda_request_id}})
+            return to_result(error_response(exc))
         if not request.request_id and lambda_request_id:
             request = dataclasses.replace(request, request_id=lambda_request_id)
         return to_result(self.handle(request, lambda_request_id))
@@ -46,11 +54,11 @@ class Service:
         start = time.perf_counter()
         cold, self._cold = self._cold, False
         self.registry.preload()
-        fields = {"lambda_request_id": getattr(context, "aws_request_id", ""), "cold_start": cold,
-                  "models": sorted(self.registry.manifests),
+        models = sorted(self.registry.tasks)
+        fields = {"lambda_request_id": _lambda_request_id(context), "cold_start": cold, "models": models,
                   "timings_ms": {"total": round((time.perf_counter() - start) * 1000.0, 3)}}
         log.info("warmup", extra={"fields": fields})
-        return to_result(json_response(200, {"warm": True, "models": fields["models"]}))
+        return to_result(json_response(200, {"warm": True, "models": models}))
 
     def handle(self, request: Request, lambda_request_id: str = "") -> Response:
         start = time.perf_counter()
@@ -58,20 +66,22 @@ class Service:
         cold, self._cold = self._cold, False
         error_code = None
         try:
-            response = resolve(request.method, request.path)(ctx)
-        except ApiError as exc:
+            match = resolve(request.method, request.path)
+            ctx.path_params = match.params
+            response = match.function(ctx)
+        except ServingError as exc:
             error_code = exc.code
-            response = error_response(exc)
+            response = error_response(exc, request.path)
         except Exception:  # noqa: BLE001  (a bug of ours: log it, answer 500, keep the container serving)
             log.exception("request failed", extra={"fields": {"request_id": request.request_id}})
             error_code = "internal_error"
-            response = internal_error_response()
-        route = normalize(request.path)
+            response = internal_error_response(request.path)
+        matched = template_of(request.path)
         fields = {
             "request_id": request.request_id,
             "lambda_request_id": lambda_request_id,  # matches the runtime's START/END/REPORT lines
             "cold_start": cold,
-            "route": route if route in ROUTES else "unknown",  # never echo arbitrary client paths into logs
+            "route": matched[0] if matched else "unknown",  # never echo arbitrary client paths into logs
             "method": request.method,
             "event_format": request.event_format,
             "status": response.status,
@@ -83,3 +93,8 @@ class Service:
             fields["error_code"] = error_code
         log.info("request", extra={"fields": fields})
         return response
+
+
+def _lambda_request_id(context: object) -> str:
+    value = getattr(context, "aws_request_id", "")
+    return value if isinstance(value, str) else ""

@@ -12,8 +12,9 @@ class ResultStore(Protocol):
     def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
         """Return the stored, unexpired results for whichever of `keys` are present. Never raises."""
 
-    def put_many(self, results: Mapping[str, Result]) -> None:
-        """Store results under their keys. Never raises: a failing store only costs a recomputation."""
+    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
+        """Store results under their keys; `model_version` (the model that computed them) is kept beside each for
+        operators, never used for lookups. Never raises: a failing store only costs a recomputation."""
 
 
 def chunks(items: list, size: int) -> list[list]:
@@ -41,5 +42,5 @@ class NullResultStore:
     def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
         return {}
 
-    def put_many(self, results: Mapping[str, Result]) -> None:
+    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         return None

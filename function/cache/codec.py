@@ -31,16 +31,3 @@ def decode_result(text: object, checksum: object) -> Result | None:
         return None
     return result if isinstance(result, dict) else None
 
-
-def model_version_of(result: Result) -> str:
-    """The model sha256 a result names, if any: stored beside it for operators, never used for lookups."""
-    for field in ("model_version", "model_sha256"):
-        value = result.get(field)
-        if isinstance(value, str):
-            return value
-    model = result.get("model")
-    if isinstance(model, dict):
-        for field in ("version", "sha256", "model_sha256"):
-            if isinstance(model.get(field), str):
-                return model[field]
-    return ""

@@ -127,12 +127,12 @@ class DynamoDBResultStore:
             else:
                 found[key] = entry
 
-    def put_many(self, results: Mapping[str, Result]) -> None:
+    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         now = self._clock()
         items = []
         for key, result in results.items():
             try:
-                item = build_item(key, result, now, self.ttl_seconds)
+                item = build_item(key, result, now, self.ttl_seconds, model_version)
             except (TypeError, ValueError) as error:
                 log.warning("result cache: result for %s is not JSON, not stored: %s", key[:12], error)
                 self.stats.add("errors")

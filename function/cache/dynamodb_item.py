@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from function.cache.base import Entry, Result
-from function.cache.codec import decode_result, encode_result, model_version_of
+from function.cache.codec import decode_result, encode_result
 
 KEY_ATTRIBUTE = "result_key"
 TTL_ATTRIBUTE = "expires_at"
@@ -14,14 +14,14 @@ class CorruptItem(ValueError):
     """The item is not what `build_item` writes: missing or mistyped attributes, or a checksum mismatch."""
 
 
-def build_item(key: str, result: Result, now: float, ttl_seconds: float) -> dict:
+def build_item(key: str, result: Result, now: float, ttl_seconds: float, model_version: str = "") -> dict:
     """The low-level (typed) item for `result`. Raises TypeError/ValueError when the result is not JSON."""
     text, checksum = encode_result(result)
     return {
         KEY_ATTRIBUTE: {"S": key},
         "result": {"S": text},
         "checksum": {"S": checksum},
-        "model_version": {"S": model_version_of(result)},
+        "model_version": {"S": model_version},
         "created_at": {"N": str(int(now))},
         TTL_ATTRIBUTE: {"N": str(int(now + ttl_seconds))},
     }

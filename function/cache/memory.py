@@ -56,7 +56,7 @@ class MemoryResultStore:
         self.stats.add("misses", len(set(keys)) - len(found))
         return {key: Entry(json.loads(text), expires_at) for key, (text, expires_at) in found.items()}
 
-    def put_many(self, results: Mapping[str, Result]) -> None:
+    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         expires_at = self._clock() + self.ttl_seconds
         self.put_entries({key: Entry(result, expires_at) for key, result in results.items()})
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from function.cache.base import Entry, Result, chunks
-from function.cache.codec import decode_result, encode_result, model_version_of
+from function.cache.codec import decode_result, encode_result
 from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class SqliteResultStore:
         self.stats.add("misses", len(wanted) - len(found))
         return found
 
-    def put_many(self, results: Mapping[str, Result]) -> None:
+    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         now = self._clock()
         rows = []
         for key, result in results.items():
@@ -126,7 +126,7 @@ class SqliteResultStore:
                 log.warning("result cache: result for %s is not JSON, not stored: %s", key[:12], error)
                 self.stats.add("errors")
                 continue
-            rows.append((key, text, checksum, model_version_of(result), now, now + self.ttl_seconds))
+            rows.append((key, text, checksum, model_version, now, now + self.ttl_seconds))
         if not rows:
             return
         try:

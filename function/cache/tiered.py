@@ -22,9 +22,9 @@ class TieredResultStore:
             found.update({key: entry.result for key, entry in entries.items()})
         return found
 
-    def put_many(self, results: Mapping[str, Result]) -> None:
+    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         self.memory.put_many(results)
-        self.shared.put_many(results)
+        self.shared.put_many(results, model_version)
 
     def stats_by_tier(self) -> dict[str, dict[str, int]]:
         return {"memory": self.memory.stats.snapshot(), "shared": self.shared.stats.snapshot()}

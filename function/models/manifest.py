@@ -1,38 +1,48 @@
-"""Reads manifest.json (schema 1, docs/model-format.md): everything the function knows about a model."""
+"""Reads manifest.json (schema 2, docs/model-format.md): everything the function knows about a model."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-SUPPORTED_SCHEMA = 1
-TASKS = ("image_classification", "text_classification")
+from function.models.identity import serving_version
+
+SUPPORTED_SCHEMA = 2
+MANIFEST_FILE = "manifest.json"
 
 
 class ManifestError(ValueError):
-    """A model directory whose manifest.json cannot be served."""
+    """A model directory whose manifest.json cannot be served; the message says why."""
 
 
 @dataclass(frozen=True)
 class TensorSpec:
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int, ...]  # batch first; -1 for a dynamic dimension
     dtype: str
     scale: float | None  # None for float tensors
     zero_point: int | None
-    role: str | None = None
+    role: str = ""  # what the task calls it: image, input_ids, scores, embedding...; a tensor model's own name
 
     @classmethod
     def from_json(cls, data: dict) -> "TensorSpec":
         quantization = data.get("quantization")
         return cls(
-            name=data["name"],
+            name=str(data["name"]),
+            role=str(data.get("role") or data["name"]),
             shape=tuple(int(x) for x in data["shape"]),
-            dtype=data["dtype"],
+            dtype=str(data["dtype"]),
             scale=float(quantization["scale"]) if quantization else None,
             zero_point=int(quantization["zero_point"]) if quantization else None,
-            role=data.get("role"),
         )
+
+    @property
+    def served_dtype(self) -> str:
+        """The dtype clients send and receive: quantized (and float16) tensors are fed and read as float32."""
+        return "float32" if self.scale is not None or self.dtype == "float16" else self.dtype
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
 
 
 @dataclass(frozen=True)
@@ -40,11 +50,12 @@ class Manifest:
     directory: Path
     name: str
     task: str
+    version: str  # the serving version: every cache key and `model_version` answer carries it
     labels: tuple[str, ...]
-    output: str  # probabilities | logits
+    output: str | None  # probabilities | logits, for classifiers
     preprocessing: dict
     model_file: Path
-    model_sha256: str
+    files: dict[str, str]  # file name -> sha256
     quantization: str
     signature: str
     inputs: tuple[TensorSpec, ...]
@@ -53,48 +64,71 @@ class Manifest:
     def input(self, role: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.role == role), None)
 
+    def output_spec(self, role: str) -> TensorSpec | None:
+        return next((spec for spec in self.outputs if spec.role == role), None)
+
+    def file(self, key: str, default: str) -> Path:
+        """A file the preprocessing names (e.g. the tokenizer), inside the model directory."""
+        return self.directory / str(self.preprocessing.get(key, default))
+
     def summary(self) -> dict:
         """What GET /models tells about this model."""
         return {
             "name": self.name,
             "task": self.task,
-            "version": self.model_sha256,
+            "version": self.version,
             "quantization": self.quantization,
-            "input_shape": {spec.role or spec.name: list(spec.shape) for spec in self.inputs},
+            "inputs": [spec.as_json() for spec in self.inputs],
+            "outputs": [spec.as_json() for spec in self.outputs],
             "labels": len(self.labels),
         }
 
 
+def _file_name(name: object, path: Path) -> str:
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", ".."):
+        raise ManifestError(f"{path}: {name!r} is not a file name inside the model directory")
+    return name
+
+
 def load_manifest(directory: Path) -> Manifest:
-    path = Path(directory) / "manifest.json"
+    """Parse and check one manifest; a missing file or field raises ManifestError saying which."""
+    directory = Path(directory)
+    path = directory / MANIFEST_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("schema") != SUPPORTED_SCHEMA:
-            raise ManifestError(f"{path}: schema {data.get('schema')!r}, this function reads {SUPPORTED_SCHEMA}")
-        if data["task"] not in TASKS:
-            raise ManifestError(f"{path}: unknown task {data['task']!r}")
-        if data.get("output", "probabilities") not in ("probabilities", "logits"):
-            raise ManifestError(f"{path}: output must be probabilities or logits")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"{path}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: not a JSON object")
+    if data.get("schema") != SUPPORTED_SCHEMA:
+        raise ManifestError(f"{path}: schema {data.get('schema')!r}; this function reads schema {SUPPORTED_SCHEMA}: "
+                            "convert the model again with this version's `python -m convert`")
+    try:
+        files = {_file_name(name, path): str(digest) for name, digest in dict(data["files"]).items()}
+        model_file = _file_name(data["model_file"], path)
+        if model_file not in files:
+            raise ManifestError(f"{path}: model_file {model_file!r} is not listed in files")
         manifest = Manifest(
-            directory=Path(directory),
-            name=data["name"],
-            task=data["task"],
-            labels=tuple(data["labels"]),
-            output=data.get("output", "probabilities"),
-            preprocessing=dict(data["preprocessing"]),
-            model_file=Path(directory) / data["model_file"],
-            model_sha256=data["model_sha256"],
-            quantization=data.get("quantization", "unknown"),
-            signature=data.get("signature", "serving_default"),
+            directory=directory,
+            name=str(data["name"]),
+            task=str(data["task"]),
+            version=serving_version(data),
+            labels=tuple(str(label) for label in data.get("labels") or ()),
+            output=data.get("output"),
+            preprocessing=dict(data.get("preprocessing") or {}),
+            model_file=directory / model_file,
+            files=files,
+            quantization=str(data.get("quantization", "unknown")),
+            signature=str(data.get("signature", "serving_default")),
             inputs=tuple(TensorSpec.from_json(spec) for spec in data["inputs"]),
             outputs=tuple(TensorSpec.from_json(spec) for spec in data["outputs"]),
         )
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+    except ManifestError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{path}: {type(exc).__name__}: {exc}") from exc
-    needed = ("image",) if manifest.task == "image_classification" else ("input_ids",)
-    for role in needed:
-        if manifest.input(role) is None:
-            raise ManifestError(f"{path}: a {manifest.task} model needs an input with role {role!r}")
+    if not manifest.name:
+        raise ManifestError(f"{path}: the model has no name")
     if not manifest.outputs:
         raise ManifestError(f"{path}: no outputs")
     return manifest

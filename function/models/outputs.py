@@ -1,5 +1,7 @@
-"""Model outputs -> probabilities -> ranked labels."""
+"""Classifier outputs -> probabilities -> ranked labels, and the check that a stored ranking is one of ours."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -21,3 +23,12 @@ def ranked(probs: np.ndarray, labels: tuple[str, ...], top_k: int) -> list[dict]
     """The top_k {label, score} of one row, best first; ties keep label order so answers are reproducible."""
     order = np.argsort(-probs, kind="stable")[:top_k]
     return [{"label": labels[i], "score": round(float(probs[i]), 6)} for i in order]
+
+
+def is_label_score(value: object, labels: frozenset[str]) -> bool:
+    """{"label": one of labels, "score": a finite number in [0, 1]} and nothing else is missing."""
+    if not isinstance(value, dict) or value.get("label") not in labels:
+        return False
+    score = value.get("score")
+    return isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score) \
+        and 0.0 <= score <= 1.0

@@ -1,87 +1,107 @@
-"""Every model under MODEL_DIR, each loaded once per container and reused by every request after that."""
+"""Every model directory under MODEL_DIR: the task that serves each, or the reason it cannot be served.
+
+Reading manifests and building tasks is cheap (no interpreter): it all happens at start, so a broken directory is
+visible at once on GET /models and answers 503 naming its reason, instead of vanishing. Interpreters load on first
+use, or all at once with `preload()`.
+"""
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from function.errors import ApiError, bad_request, not_found
-from function.models.manifest import Manifest, ManifestError, load_manifest
-from function.models.runner import ModelRunner
+from function.errors import ModelNotFound, ModelUnavailable, WrongTask
+from function.models.manifest import MANIFEST_FILE, ManifestError, load_manifest
+from function.tasks import TASKS
+from function.tasks.base import Task, TaskLimits
+from function.tasks.tensor import TensorTask
 
 log = logging.getLogger("function")
 
 
+class ModelDirectoryError(ValueError):
+    """MODEL_DIR cannot be served as a whole (two directories claim one model name): the init fails."""
+
+
 @dataclass(frozen=True)
-class LoadedModel:
-    manifest: Manifest
-    runner: ModelRunner
-    preprocessor: object  # ImagePreprocessor or TextEncoder, by task
+class UnservableModel:
+    """A model directory the function cannot serve, and why."""
+
+    name: str
+    directory: Path
+    reason: str
+
+    def summary(self) -> dict:
+        return {"name": self.name, "available": False, "reason": self.reason}
 
 
 class ModelRegistry:
-    """Reads every manifest at start (cheap), loads interpreters on first use or all at once with `preload()`."""
-
-    def __init__(self, model_dir: Path, max_image_pixels: int):
+    def __init__(self, model_dir: Path, limits: TaskLimits = TaskLimits()):
         self.model_dir = Path(model_dir)
-        self.max_image_pixels = max_image_pixels
-        self.manifests: dict[str, Manifest] = {}
-        self._loaded: dict[str, LoadedModel] = {}
-        self._lock = threading.Lock()
-        for manifest_file in sorted(self.model_dir.glob("*/manifest.json")):
-            try:
-                manifest = load_manifest(manifest_file.parent)
-            except ManifestError as exc:
-                # One broken model directory must not take the others down with it.
-                log.error("skipping model", extra={"fields": {"problem": str(exc)}})
-                continue
-            self.manifests[manifest.name] = manifest
+        self.tasks: dict[str, Task] = {}
+        self.unservable: dict[str, UnservableModel] = {}
+        self._tensor_views: dict[str, TensorTask] = {}
+        claimed: dict[str, Path] = {}
+        for manifest_file in sorted(self.model_dir.glob(f"*/{MANIFEST_FILE}")):
+            directory = manifest_file.parent
+            name, entry = open_model(directory, limits)
+            if name in claimed:
+                raise ModelDirectoryError(f"model directories {claimed[name]} and {directory} both serve a model "
+                                          f"named {name!r}: rename one (the name comes from its sidecar.json)")
+            claimed[name] = directory
+            if isinstance(entry, UnservableModel):
+                log.error("model cannot be served", extra={"fields": {"model": name, "problem": entry.reason}})
+                self.unservable[name] = entry
+            else:
+                self.tasks[name] = entry
 
-    def manifest(self, name: str, task: str) -> Manifest:
-        """The manifest of model `name` for `task`: 404 if unknown, 400 if it does another task. Loads nothing."""
-        manifest = self.manifests.get(name)
-        if manifest is None:
-            known = ", ".join(sorted(self.manifests)) or "none"
-            raise not_found("model_not_found", f"There is no model named {name!r}; available: {known}.")
-        if manifest.task != task:
-            raise bad_request("wrong_model_task", f"Model {name!r} does {manifest.task}, not {task}.")
-        return manifest
+    @property
+    def names(self) -> list[str]:
+        return sorted({*self.tasks, *self.unservable})
 
-    def load(self, manifest: Manifest) -> LoadedModel:
-        """The interpreter and preprocessor of a model, loaded on first use (one load even if threads race)."""
-        loaded = self._loaded.get(manifest.name)
-        if loaded is None:
-            with self._lock:
-                loaded = self._loaded.get(manifest.name) or self._load(manifest)
-        return loaded
+    def task(self, name: str, task: str | None = None) -> Task:
+        """The task serving model `name` (for `task`, when a route needs one kind). Loads nothing."""
+        found = self.tasks.get(name)
+        if found is None:
+            if name in self.unservable:
+                raise ModelUnavailable("model_unavailable", f"Model {name!r} cannot be served: "
+                                       f"{self.unservable[name].reason}")
+            raise ModelNotFound("model_not_found", f"There is no model named {name!r}; available: "
+                                f"{', '.join(sorted(self.tasks)) or 'none'}.", param="model")
+        if task is not None and found.name != task:
+            raise WrongTask("wrong_model_task", f"Model {name!r} does {found.name}, not {task}.", param="model")
+        return found
 
-    def get(self, name: str, task: str) -> LoadedModel:
-        return self.load(self.manifest(name, task))
+    def tensor_task(self, name: str) -> TensorTask:
+        """Model `name` as tensors in, tensors out, whatever its task (TF Serving and Open Inference Protocol)."""
+        view = self._tensor_views.get(name)
+        if view is None:
+            view = self._tensor_views[name] = TensorTask.view(self.task(name))
+        return view
 
     def is_loaded(self, name: str) -> bool:
-        return name in self._loaded
+        return name in self.tasks and self.tasks[name].loaded
 
     def preload(self) -> None:
-        for manifest in self.manifests.values():
-            self.load(manifest)
+        for task in self.tasks.values():
+            try:
+                task.load()
+            except ModelUnavailable:
+                pass  # logged with its reason; the model answers 503 and the others still serve
 
-    def _load(self, manifest: Manifest) -> LoadedModel:
-        try:
-            runner = ModelRunner(manifest)
-            if manifest.task == "image_classification":
-                from function.preprocessing.image import ImagePreprocessor  # noqa: PLC0415
 
-                preprocessor = ImagePreprocessor(manifest.preprocessing, self.max_image_pixels)
-            else:
-                from function.preprocessing.text import TextEncoder  # noqa: PLC0415
-
-                spec = manifest.preprocessing
-                preprocessor = TextEncoder(manifest.directory / spec.get("tokenizer", "tokenizer.json"),
-                                           spec["max_length"], bool(spec.get("lowercase", False)))
-        except Exception as exc:
-            log.exception("model failed to load", extra={"fields": {"model": manifest.name}})
-            raise ApiError(503, "model_unavailable", f"Model {manifest.name!r} could not be loaded.") from exc
-        loaded = LoadedModel(manifest, runner, preprocessor)
-        self._loaded[manifest.name] = loaded
-        return loaded
+def open_model(directory: Path, limits: TaskLimits) -> tuple[str, Task | UnservableModel]:
+    """(model name, the task that serves the directory or why none can): what `convert` checks a new model
+    directory with before it writes it."""
+    try:
+        manifest = load_manifest(directory)
+    except ManifestError as exc:
+        return directory.name, UnservableModel(directory.name, directory, str(exc))
+    task_class = TASKS.get(manifest.task)
+    if task_class is None:
+        return manifest.name, UnservableModel(manifest.name, directory, f"{directory / MANIFEST_FILE}: task "
+                                              f"{manifest.task!r} is not one of {', '.join(TASKS)}")
+    try:
+        return manifest.name, task_class(manifest, limits)
+    except ManifestError as exc:
+        return manifest.name, UnservableModel(manifest.name, directory, str(exc))

@@ -23,13 +23,14 @@ def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
 
 def dequantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     if spec.scale is None:
-        return values.astype(np.float32, copy=False)
+        return values if values.dtype != np.float16 else values.astype(np.float32)
     return ((values.astype(np.float32) - spec.zero_point) * spec.scale).astype(np.float32)
 
 
 class ModelRunner:
-    """Runs whole batches. FACTS: a shared interpreter is not thread-safe (invoke releases the GIL), so every
-    call holds this model's lock; Lambda runs one request per container anyway, the local server may not."""
+    """Runs whole batches. A shared LiteRT interpreter is not thread-safe (invoke releases the GIL: concurrent
+    calls fail or answer wrong), so every call holds this model's lock; Lambda runs one request per container
+    anyway, the local server may not (tests/functional/test_function_concurrency.py)."""
 
     def __init__(self, manifest: Manifest, num_threads: int = 1):
         from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415  (costs ~0.2 s: only when a model loads)
@@ -39,15 +40,11 @@ class ModelRunner:
         self._signature = self._interpreter.get_signature_runner(manifest.signature)
         self._lock = threading.Lock()
 
-    def run(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        """inputs: role -> float/int array with the batch first. Returns the first output, dequantized to float32."""
-        feed = {}
-        for role, values in inputs.items():
-            spec = self.manifest.input(role)
-            if spec is not None:
-                feed[spec.name] = quantize(values, spec)
-        output = self.manifest.outputs[0]
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """inputs: role -> array with the batch first (float values for quantized tensors). Returns every output
+        by role, dequantized (float outputs stay as the model gives them, float16 widened to float32)."""
+        feed = {spec.name: quantize(inputs[spec.role], spec) for spec in self.manifest.inputs}
         with self._lock:
-            # The signature runner resizes the batch dimension itself when the shape changes.
-            result = self._signature(**feed)[output.name]
-        return dequantize(np.asarray(result), output)
+            # The signature runner resizes the batch (and any dynamic) dimension itself when the shape changes.
+            raw = self._signature(**feed)
+        return {spec.role: dequantize(np.asarray(raw[spec.name]), spec) for spec in self.manifest.outputs}

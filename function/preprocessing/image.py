@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from PIL import Image, ImageOps
 
-from function.errors import too_large, unsupported_media
+from function.errors import PayloadTooLarge, UnsupportedMedia
 
 OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
@@ -38,21 +38,21 @@ class ImagePreprocessor:
         Image.MAX_IMAGE_PIXELS = max(Image.MAX_IMAGE_PIXELS or 0, max_pixels)
 
     def decode(self, data: bytes, where: str = "the image") -> Image.Image:
-        """Bytes -> an upright image in the model's colour mode, not yet resized. Raises ApiError 413/415."""
+        """Bytes -> an upright image in the model's colour mode, not yet resized. Raises PayloadTooLarge or UnsupportedMedia."""
         try:
             # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
             image = Image.open(io.BytesIO(data), formats=OPENERS)
         except Image.DecompressionBombError as exc:
-            raise too_large("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
+            raise PayloadTooLarge("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
         except Exception as exc:  # noqa: BLE001  (any failure to read client bytes is the client's 415)
-            raise unsupported_media("unsupported_image", f"{where} is not a JPEG, PNG, WebP, GIF, BMP or TIFF "
+            raise UnsupportedMedia("unsupported_image", f"{where} is not a JPEG, PNG, WebP, GIF, BMP or TIFF "
                                     "image.") from exc
         if image.format not in SUPPORTED_FORMATS:
-            raise unsupported_media("unsupported_image", f"{where} is a {image.format} image; send JPEG, PNG, "
+            raise UnsupportedMedia("unsupported_image", f"{where} is a {image.format} image; send JPEG, PNG, "
                                     "WebP, GIF, BMP or TIFF.")
         width, height = image.size
         if width * height > self.max_pixels:
-            raise too_large("image_too_large", f"{where} is {width}x{height} pixels; the limit is "
+            raise PayloadTooLarge("image_too_large", f"{where} is {width}x{height} pixels; the limit is "
                             f"{self.max_pixels} pixels.")
         try:
             if image.format in ("JPEG", "MPO"):
@@ -65,7 +65,7 @@ class ImagePreprocessor:
             image = _upright(image)
             return _to_mode(image, self.color_mode)
         except Exception as exc:  # noqa: BLE001  (truncated or corrupt pixel data)
-            raise unsupported_media("unsupported_image", f"{where} could not be decoded: the file is truncated "
+            raise UnsupportedMedia("unsupported_image", f"{where} could not be decoded: the file is truncated "
                                     "or corrupt.") from exc
 
     def to_array(self, image: Image.Image) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Text -> token ids and attention mask with the model's own tokenizer.json, padded/truncated to max_length.
 
 Text longer than max_length tokens is truncated (the tokenizer keeps the first tokens and its special tokens);
-/tokenize reports `truncated` so a client can tell.
+/tokenize reports `truncated` so a client can tell. Loading a tokenizer needs no interpreter.
 """
 from __future__ import annotations
 
@@ -44,10 +44,12 @@ class TextEncoder:
         return [EncodedText(ids=list(e.ids), attention_mask=list(e.attention_mask), tokens=list(e.tokens),
                             truncated=bool(e.overflowing)) for e in encodings]
 
-    def batch(self, encoded: list[EncodedText]) -> dict[str, np.ndarray]:
-        """role -> (batch, max_length) int32, padded with the pad id (mask 0) to the model's fixed length."""
-        ids = np.full((len(encoded), self.max_length), self.pad_id, dtype=np.int32)
-        mask = np.zeros((len(encoded), self.max_length), dtype=np.int32)
+    def batch(self, encoded: list[EncodedText], fixed_length: bool = True) -> dict[str, np.ndarray]:
+        """role -> (batch, length) int32, padded with the pad id (mask 0): to max_length for a model with a fixed
+        sequence length, else to the batch's own longest text (a short sentence is not run as 256 tokens)."""
+        length = self.max_length if fixed_length else max(len(item.ids) for item in encoded)
+        ids = np.full((len(encoded), length), self.pad_id, dtype=np.int32)
+        mask = np.zeros((len(encoded), length), dtype=np.int32)
         for row, item in enumerate(encoded):
             ids[row, :len(item.ids)] = item.ids
             mask[row, :len(item.attention_mask)] = item.attention_mask

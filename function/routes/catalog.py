@@ -1,17 +1,24 @@
 """GET /models and GET /health: what this container serves, and that it is alive. Neither loads a model."""
 from __future__ import annotations
 
-from function.events import Response, json_response
+from function.responses import Response, json_response
 from function.routes.context import RouteContext
 
 
 def list_models(ctx: RouteContext) -> Response:
     registry = ctx.registry
-    models = [{**manifest.summary(), "loaded": registry.is_loaded(name)}
-              for name, manifest in sorted(registry.manifests.items())]
-    defaults = {"image": ctx.settings.default_image_model, "text": ctx.settings.default_text_model}
+    models = [{**task.manifest.summary(), "available": True, "loaded": task.loaded}
+              for _, task in sorted(registry.tasks.items())]
+    models += [entry.summary() for _, entry in sorted(registry.unservable.items())]
+    defaults = {}
+    for kind, task in (("image", "image_classification"), ("text", "text_classification"),
+                       ("embedding", "text_embedding")):
+        name, _ = ctx.settings.default_model(task)
+        if name in registry.tasks:  # only defaults that exist: naming an absent one would mislead
+            defaults[kind] = name
     return json_response(200, {"models": models, "defaults": defaults})
 
 
 def health(ctx: RouteContext) -> Response:
-    return json_response(200, {"status": "ok", "models": len(ctx.registry.manifests)})
+    return json_response(200, {"status": "ok", "models": len(ctx.registry.tasks),
+                               "unavailable": len(ctx.registry.unservable)})

@@ -1,61 +1,33 @@
 """POST /classify: one image or a batch -> ranked labels, from a JSON body or a raw image body."""
 from __future__ import annotations
 
-import numpy as np
-
-from function.cache.keys import digest_bytes
-from function.errors import bad_request, unsupported_media
-from function.events import Response
-from function.models.outputs import probabilities, ranked
+from function.errors import InvalidInput, UnsupportedMedia
+from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
-from function.routes.predictions import answer_with_cache
+from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
 
 TASK = "image_classification"
-DEFAULT_TOP_K = 5
 
 
 def classify(ctx: RouteContext) -> Response:
-    settings = ctx.settings
-    inputs.check_body_size(ctx.request, settings.max_body_bytes)
+    settings, request = ctx.settings, ctx.request
+    inputs.check_body_size(request, settings.max_body_bytes)
     with ctx.timings.stage("parse"):
-        if inputs.is_json(ctx.request):
-            body = inputs.json_object(ctx.request)
+        if inputs.is_json(request):
+            body = inputs.json_object(request)
             texts = inputs.one_or_many(body, "image", "images", str, "base64 string", settings.max_batch)
             where = inputs.field_names(body, "image", "images")
-            images = [inputs.decode_base64(text, name) for text, name in zip(texts, where)]
-        elif ctx.request.content_type.startswith("multipart/"):
-            raise unsupported_media("unsupported_media_type", "Multipart form uploads are not accepted; send the "
-                                    "image as the raw body (curl --data-binary @file) or as base64 JSON.")
+            images = [ImageInput(inputs.decode_base64(text, name), name) for text, name in zip(texts, where)]
+        elif request.content_type.startswith("multipart/"):
+            raise UnsupportedMedia("unsupported_media_type", "Multipart form uploads are not accepted; send the "
+                                   "image as the raw body (curl --data-binary @file) or as base64 JSON.")
         else:
-            body, images, where = inputs.query_options(ctx.request.query), [ctx.request.body], ["the request body"]
-        if not images[0]:
-            raise bad_request("missing_field", "The request body is empty; send an image or JSON.")
-        name = inputs.model_name(body, settings.default_image_model)
+            if not request.body:
+                raise InvalidInput("missing_field", "The request body is empty; send an image or JSON.")
+            body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
         top_k = inputs.positive_int(body, "top_k", DEFAULT_TOP_K)
-    manifest = ctx.registry.manifest(name, TASK)
-    top_k = min(top_k, len(manifest.labels))
-
-    def compute(indexes: list[int]) -> list[dict]:
-        with ctx.timings.stage("load"):  # ~0 when warm; the interpreter load on a cold start
-            model = ctx.registry.load(manifest)
-        arrays = []
-        for i in indexes:
-            # Resize each image right after decoding it: one full-size photo in memory at a time.
-            with ctx.timings.stage("decode"):
-                image = model.preprocessor.decode(images[i], where[i])
-            with ctx.timings.stage("preprocess"):
-                arrays.append(model.preprocessor.to_array(image))
-        with ctx.timings.stage("preprocess"):
-            # A single image is the common case: a view, not np.stack's copy (~0.25 ms of a ~5 ms request).
-            batch = arrays[0][np.newaxis] if len(arrays) == 1 else np.stack(arrays)
-        with ctx.timings.stage("invoke"):
-            raw = model.runner.run({"image": batch})
-        with ctx.timings.stage("postprocess"):
-            results = []
-            for row in probabilities(raw, manifest.output):
-                best = ranked(row, manifest.labels, top_k)
-                results.append({"label": best[0]["label"], "score": best[0]["score"], "top_k": best})
-        return results
-
-    return answer_with_cache(ctx, manifest, [digest_bytes(image) for image in images], {"top_k": top_k}, compute)
+    task = ctx.task(body, TASK)
+    prediction = ctx.predict(task, images, {"top_k": top_k})
+    return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
+                               "predictions": prediction.with_cached_flags()})

@@ -1,4 +1,4 @@
-"""Request bodies -> validated Python values; every client mistake becomes a 400/413 ApiError here."""
+"""Request bodies -> validated Python values; every client mistake becomes an InvalidInput or PayloadTooLarge."""
 from __future__ import annotations
 
 import base64
@@ -6,12 +6,13 @@ import binascii
 import json
 import re
 
-from function.errors import bad_request, body_too_large, too_large
+from function.errors import InvalidInput, PayloadTooLarge, body_too_large
 from function.events import Request
 
 JSON_TYPES = ("application/json", "text/json")
 DATA_URL = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", re.IGNORECASE)
 WHITESPACE = re.compile(rb"\s+")
+QUERY_INTEGER = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def check_body_size(request: Request, max_bytes: int) -> None:
@@ -29,35 +30,38 @@ def is_json(request: Request) -> bool:
 
 def json_object(request: Request) -> dict:
     if not request.body.strip():
-        raise bad_request("invalid_json", "The request body is empty; send a JSON object.")
+        raise InvalidInput("invalid_json", "The request body is empty; send a JSON object.")
     try:
         value = json.loads(request.body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise bad_request("invalid_json", f"The request body is not valid JSON: {exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInput("invalid_json", "The request body is not UTF-8 text.") from exc
+    except ValueError as exc:  # JSONDecodeError, and the int-string limit on numbers of over 4,300 digits
+        raise InvalidInput("invalid_json", f"The request body is not valid JSON: {_first_line(exc)}.") from exc
     except RecursionError as exc:
-        raise bad_request("invalid_json", "The request body nests JSON too deeply.") from exc
+        raise InvalidInput("invalid_json", "The request body nests JSON too deeply.") from exc
     if not isinstance(value, dict):
-        raise bad_request("invalid_json", "The request body must be a JSON object.")
+        raise InvalidInput("invalid_json", "The request body must be a JSON object.")
     return value
 
 
 def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str, max_batch: int) -> list:
     """`{single: x}` or `{plural: [x, ...]}` -> [x, ...], with types, emptiness and the batch limit checked."""
     if (single in body) == (plural in body):
-        raise bad_request("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
+        raise InvalidInput("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
     if single in body:
         values = [body[single]]
     else:
         values = body[plural]
         if not isinstance(values, list):
-            raise bad_request("invalid_field", f"{plural!r} must be a list of {kind_name}s.")
+            raise InvalidInput("invalid_field", f"{plural!r} must be a list of {kind_name}s.")
         if not values:
-            raise bad_request("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
+            raise InvalidInput("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
         if len(values) > max_batch:
-            raise too_large("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.")
+            raise PayloadTooLarge("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.",
+                                  param=plural)
     for value, name in zip(values, _item_names(body, single, plural)):
         if not isinstance(value, kind):
-            raise bad_request("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
+            raise InvalidInput("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
     return values
 
 
@@ -87,29 +91,35 @@ def decode_base64(text: str, where: str) -> bytes:
     try:
         decoded = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise bad_request("invalid_base64", f"{where} is not valid base64.") from exc
+        raise InvalidInput("invalid_base64", f"{where} is not valid base64.") from exc
     if not decoded:
-        raise bad_request("invalid_base64", f"{where} is empty.")
+        raise InvalidInput("invalid_base64", f"{where} is empty.")
     return decoded
 
 
 def model_name(body: dict, default: str) -> str:
     name = body.get("model", default)
     if not isinstance(name, str) or not name:
-        raise bad_request("invalid_field", "'model' must be a non-empty string.")
+        raise InvalidInput("invalid_field", "'model' must be a non-empty string.")
     return name
 
 
 def positive_int(body: dict, field: str, default: int) -> int:
     value = body.get(field, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise bad_request("invalid_field", f"{field!r} must be a positive integer.")
+        raise InvalidInput("invalid_field", f"{field!r} must be a positive integer.")
     return value
 
 
 def query_options(query: dict[str, str]) -> dict:
-    """?model=...&top_k=... for raw image bodies, which have no JSON to carry options."""
+    """?model=...&top_k=... for raw image bodies, which have no JSON to carry options. An integer option is ASCII
+    digits, at most 9 of them (str.isdigit() also accepts "²", and int() refuses 4,300 digits): anything else is
+    left as text, which the option's own check refuses with a 400."""
     options: dict = {name: query[name] for name in ("model", "top_k") if name in query}
-    if options.get("top_k", "").isdigit():
+    if QUERY_INTEGER.fullmatch(options.get("top_k", "")):
         options["top_k"] = int(options["top_k"])
     return options
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

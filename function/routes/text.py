@@ -1,14 +1,11 @@
-"""POST /sentiment (text classification) and POST /tokenize: the text model and its tokenizer."""
+"""POST /sentiment (text classification) and POST /tokenize: a text model and its tokenizer."""
 from __future__ import annotations
 
-from function.cache.keys import digest_text
-from function.errors import bad_request, too_large
-from function.events import Response, json_response
-from function.models.manifest import Manifest
-from function.models.outputs import probabilities
+from function.errors import InvalidInput, PayloadTooLarge
+from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
-from function.routes.predictions import answer_with_cache
+from function.tasks.text import TextTask
 
 TASK = "text_classification"
 
@@ -22,54 +19,50 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
-def _texts(ctx: RouteContext) -> tuple[Manifest, list[str]]:
-    settings = ctx.settings
-    inputs.check_body_size(ctx.request, settings.max_body_bytes)
+def texts_of(ctx: RouteContext, body: dict) -> list[str]:
+    """{"text": ...} or {"texts": [...]}: non-empty, valid Unicode, within the limits."""
+    texts = inputs.one_or_many(body, "text", "texts", str, "string", ctx.settings.max_text_batch)
+    return checked_texts(ctx, texts, inputs.field_names(body, "text", "texts"))
+
+
+def checked_texts(ctx: RouteContext, texts: list[str], names: list[str]) -> list[str]:
+    """Every text non-empty, valid Unicode and within the length limit; `names` say where each came from."""
+    for text, name in zip(texts, names):
+        if not text.strip():
+            raise InvalidInput("empty_text", f"{name} is empty; send some text.")
+        if not _is_unicode(text):
+            raise InvalidInput("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).")
+        if len(text) > ctx.settings.max_text_chars:
+            raise PayloadTooLarge("text_too_large", f"{name} has {len(text)} characters; the limit is "
+                                  f"{ctx.settings.max_text_chars}.")
+    return texts
+
+
+def text_request(ctx: RouteContext) -> tuple[dict, list[str]]:
+    inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
-        texts = inputs.one_or_many(body, "text", "texts", str, "string", settings.max_batch)
-        where = inputs.field_names(body, "text", "texts")
-        for text, name in zip(texts, where):
-            if not text.strip():
-                raise bad_request("empty_text", f"{name} is empty; send some text.")
-            if not _is_unicode(text):
-                raise bad_request("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).")
-            if len(text) > settings.max_text_chars:
-                raise too_large("text_too_large", f"{name} has {len(text)} characters; the limit is "
-                                f"{settings.max_text_chars}.")
-        name = inputs.model_name(body, settings.default_text_model)
-    return ctx.registry.manifest(name, TASK), texts
+        return body, texts_of(ctx, body)
 
 
 def sentiment(ctx: RouteContext) -> Response:
-    manifest, texts = _texts(ctx)
-
-    def compute(indexes: list[int]) -> list[dict]:
-        with ctx.timings.stage("load"):  # ~0 when warm; the interpreter load on a cold start
-            model = ctx.registry.load(manifest)
-        with ctx.timings.stage("preprocess"):
-            encoded = model.preprocessor.encode([texts[i] for i in indexes])
-            batch = model.preprocessor.batch(encoded)
-        with ctx.timings.stage("invoke"):
-            raw = model.runner.run(batch)
-        with ctx.timings.stage("postprocess"):
-            results = []
-            for row in probabilities(raw, manifest.output):
-                best = int(row.argmax())
-                results.append({"label": manifest.labels[best], "score": round(float(row[best]), 6)})
-        return results
-
-    return answer_with_cache(ctx, manifest, [digest_text(text) for text in texts], {}, compute)
+    body, texts = text_request(ctx)
+    task = ctx.task(body, TASK)
+    prediction = ctx.predict(task, texts, {})
+    return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
+                               "predictions": prediction.with_cached_flags()})
 
 
 def tokenize(ctx: RouteContext) -> Response:
-    manifest, texts = _texts(ctx)
-    encoder = ctx.registry.load(manifest).preprocessor
+    """The token ids a text model would see: the tokenizer alone, no interpreter."""
+    body, texts = text_request(ctx)
+    task = ctx.task(body, TASK, accepts=TextTask)
+    encoder = task.encoder()
     with ctx.timings.stage("preprocess"):
         encoded = encoder.encode(texts)
-    ctx.log_fields.update(model=manifest.name, batch=len(texts))
+    ctx.log_fields.update(model=task.manifest.name, batch=len(texts))
     return json_response(200, {
-        "model": manifest.name,
+        "model": task.manifest.name,
         "max_length": encoder.max_length,
         "results": [{"ids": e.ids, "attention_mask": e.attention_mask, "tokens": e.tokens, "count": len(e.ids),
                      "truncated": e.truncated} for e in encoded],

@@ -38,7 +38,7 @@ def test_stored_item_has_the_documented_attributes(results_table, dynamodb_serve
     store = DynamoDBResultStore(results_table, ttl_seconds=60)
     key = key_for(MODEL_V1, b"seven")
     before = int(time.time())
-    store.put_many({key: prediction("7")})
+    store.put_many({key: prediction("7")}, MODEL_V1)
     item = dynamodb_server.client().get_item(TableName=results_table, Key={"result_key": {"S": key}})["Item"]
     assert set(item) == {"result_key", "result", "checksum", "model_version", "created_at", "expires_at"}
     assert item["model_version"] == {"S": MODEL_V1}

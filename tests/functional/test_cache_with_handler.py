@@ -18,11 +18,11 @@ from function.config import CacheSettings, ServiceSettings
 from function.service import Service
 from tests.support.dynamodb_server import DynamoDBServer, create_results_table
 from tests.support.dynamodb_server import dynamodb_server, results_table  # noqa: F401  (fixtures)
+from tests.support.events import http_api_event
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-EVENT_TEMPLATE = REPO / "tests" / "events" / "http_api_v2_post_json.json"
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +56,7 @@ def digit_png(stroke_column: int) -> bytes:
 
 
 def classify_event(image: bytes) -> dict:
-    event = json.loads(EVENT_TEMPLATE.read_text())
-    event["rawPath"] = event["requestContext"]["http"]["path"] = "/classify"
-    event["body"] = json.dumps({"model": "digits", "image": base64.b64encode(image).decode()})
-    return event
+    return http_api_event("POST", "/classify", {"model": "digits", "image": base64.b64encode(image).decode()})
 
 
 def call(event: dict) -> tuple[int, dict]:

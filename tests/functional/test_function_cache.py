@@ -1,13 +1,14 @@
 """The result cache in the request path: looked up before any decoding, misses computed as one batch."""
 from __future__ import annotations
 
+import pytest
+
 from function.cache.factory import open_result_store
 from function.cache.keys import digest_bytes, result_key
 from function.config import CacheSettings, ServiceSettings
 from function.service import Service
-from tests.support.function_fixtures import (  # noqa: F401
-    b64, call, demo_models, encode, photo, registry, service,
-)
+from tests.support.function_fixtures import call, demo_models, registry, service  # noqa: F401
+from tests.support.photos import b64, encode, photo
 
 CAT = encode(photo("chelsea").resize((256, 170)), "JPEG", quality=90)
 COFFEE = encode(photo("coffee").resize((256, 170)), "JPEG", quality=90)
@@ -40,12 +41,30 @@ def test_batch_mixes_hits_and_misses_in_input_order(service):
 
 def test_a_hit_skips_decoding_entirely(service):
     # A stored answer for bytes that are not an image: only a lookup BEFORE decoding can return it.
-    manifest = service.registry.manifests["efficientnet_lite0"]
-    planted = {"label": "planted", "score": 1.0, "top_k": [{"label": "planted", "score": 1.0}]}
-    key = result_key(manifest.model_sha256, manifest.task, digest_bytes(b"not an image"), {"top_k": 5})
+    manifest = service.registry.tasks["efficientnet_lite0"].manifest
+    ranking = [{"label": label, "score": 0.2} for label in manifest.labels[:5]]
+    planted = {**ranking[0], "top_k": ranking}
+    key = result_key(manifest.version, manifest.task, digest_bytes(b"not an image"), {"top_k": 5})
     service.store.put_many({key: planted})
     status, body = call(service, "POST", "/classify", b"not an image", "image/jpeg", True)
     assert status == 200 and body["predictions"] == [{**planted, "cached": True}]
+
+
+@pytest.mark.parametrize("forged", [
+    {},
+    {"label": "planted", "score": 1.0, "top_k": [{"label": "planted", "score": 1.0}]},
+    {"label": "tench", "score": 1.5, "top_k": [{"label": "tench", "score": 1.5}] * 5},
+    {"label": "tench", "score": float("nan"), "top_k": [{"label": "tench", "score": 0.1}] * 5},
+    {"label": "tench", "score": 0.2, "top_k": [{"label": "tench", "score": 0.2}]},  # top_k 5 asked, 1 stored
+    {"label": "tench", "score": 0.2, "top_k": [{"label": "goldfish", "score": 0.3}] * 5},  # head disagrees
+    {"label": "tench", "score": 0.2, "top_k": [{"label": "tench", "score": 0.2}] * 5, "extra": 1},
+])
+def test_a_stored_result_the_task_could_not_have_produced_is_a_miss(service, forged):
+    manifest = service.registry.tasks["efficientnet_lite0"].manifest
+    key = result_key(manifest.version, manifest.task, digest_bytes(b"not an image"), {"top_k": 5})
+    service.store.put_many({key: forged})
+    status, body = call(service, "POST", "/classify", b"not an image", "image/jpeg", True)
+    assert (status, body["error"]["code"]) == (415, "unsupported_image")
 
 
 def test_text_results_are_cached(service):

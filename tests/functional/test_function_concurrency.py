@@ -6,7 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from function.cache.base import NullResultStore
 from function.config import ServiceSettings
 from function.service import Service
-from tests.support.function_fixtures import b64, call, demo_models, encode, photo, registry  # noqa: F401
+from tests.support.function_fixtures import call, demo_models, registry  # noqa: F401
+from tests.support.photos import b64, encode, photo
 
 THREADS = 8
 ROUNDS = 6

@@ -9,8 +9,9 @@ import pytest
 from PIL import Image
 
 from tests.support.function_fixtures import (  # noqa: F401
-    assert_healthy, b64, call, demo_models, encode, make_service, photo, registry, service,
+    assert_healthy, call, demo_models, make_service, registry, service,
 )
+from tests.support.photos import b64, encode, photo
 
 
 def _png_bomb() -> bytes:
@@ -54,7 +55,8 @@ CASES = [
     ("POST", "/sentiment", {"text": "good", "model": "digits"}, "application/json", False, 400, "wrong_model_task"),
     ("POST", "/sentiment", b"\xff\xd8\xff", "image/jpeg", True, 400, "invalid_json"),
     ("POST", "/tokenize", {"text": ""}, "application/json", False, 400, "empty_text"),
-    ("POST", "/tokenize", {"texts": ["a"] * 17}, "application/json", False, 413, "batch_too_large"),
+    ("POST", "/tokenize", {"texts": ["a"] * 129}, "application/json", False, 413, "batch_too_large"),
+    ("POST", "/sentiment", {"texts": ["a"] * 129}, "application/json", False, 413, "batch_too_large"),
     ("GET", "/nope", None, "application/json", False, 404, "route_not_found"),
     ("GET", "/classify", None, "application/json", False, 405, "method_not_allowed"),
     ("DELETE", "/models", None, "application/json", False, 405, "method_not_allowed"),
@@ -77,7 +79,7 @@ def test_client_errors(service, event_format, method, path, body, content_type, 
 
 
 def test_405_names_the_allowed_methods(service):
-    from tests.support.function_fixtures import http_api_event  # noqa: PLC0415
+    from tests.support.events import http_api_event
 
     result = service.handle_event(http_api_event("GET", "/classify"), None)
     assert result["headers"]["allow"] == "POST"

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from tests.support.function_fixtures import (  # noqa: F401
-    CAT_LABELS, b64, call, demo_models, encode, load_event, photo, registry, service,
-)
+from tests.support.function_fixtures import call, demo_models, registry, service  # noqa: F401
+from tests.support.photos import CAT_LABELS, b64, encode, photo
+from tests.support.events import load_event
 
 FORMATS = ["2.0", "1.0"]
 
@@ -90,7 +90,7 @@ def test_models_lists_every_demo_model(service, event_format):
     assert {"efficientnet_lite0", "sentiment", "digits"} <= set(models)
     image = models["efficientnet_lite0"]
     assert image["task"] == "image_classification" and image["labels"] == 1000
-    assert image["input_shape"]["image"][1:] == [224, 224, 3]
+    assert image["inputs"][0]["shape"][1:] == [224, 224, 3] and image["available"] is True
     assert len(image["version"]) == 64 and image["quantization"]
     assert models["sentiment"]["task"] == "text_classification"
     assert body["defaults"] == {"image": "efficientnet_lite0", "text": "sentiment"}

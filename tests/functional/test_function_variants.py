@@ -4,9 +4,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from tests.support.function_fixtures import (  # noqa: F401
-    CAT_LABELS, b64, call, demo_models, encode, make_service, photo, registry, service,
-)
+from tests.support.function_fixtures import call, demo_models, make_service, registry, service  # noqa: F401
+from tests.support.photos import CAT_LABELS, b64, encode, photo
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ import urllib.request
 
 import pytest
 
-from tests.support.function_fixtures import CAT_LABELS, REPO, demo_models, encode, photo  # noqa: F401
+from tests.support.function_fixtures import REPO, demo_models  # noqa: F401
+from tests.support.photos import CAT_LABELS, encode, photo
 
 MAX_BODY = 300_000
 

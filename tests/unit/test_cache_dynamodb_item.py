@@ -8,10 +8,10 @@ from function.cache.dynamodb_item import MAX_ITEM_BYTES, CorruptItem, build_item
 
 
 def test_round_trip_keeps_result_and_expiry():
-    item = build_item("k" * 64, {"label": "cat", "model": {"version": "abc"}}, now=1000.7, ttl_seconds=60)
+    item = build_item("k" * 64, {"label": "cat"}, now=1000.7, ttl_seconds=60, model_version="abc")
     key, entry = parse_item(item)
     assert key == "k" * 64
-    assert entry.result == {"label": "cat", "model": {"version": "abc"}}
+    assert entry.result == {"label": "cat"}
     assert entry.expires_at == 1060
     assert item["model_version"] == {"S": "abc"}
 

@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from function.events import EventFormatError, Response, json_response, parse_event, to_result
-from tests.support.function_fixtures import load_event
+from function.errors import UnsupportedEvent
+from function.events import parse_event
+from function.responses import Response, json_response, to_result
+from tests.support.events import load_event
 
 
 def test_http_api_v2_json_event():
@@ -60,14 +62,14 @@ def test_named_stage_is_stripped_from_http_api_path():
     {"version": "2.0", "requestContext": {"http": {}}},
 ])
 def test_non_proxy_events_are_refused(event):
-    with pytest.raises(EventFormatError):
+    with pytest.raises(UnsupportedEvent):
         parse_event(event)
 
 
 def test_body_flagged_base64_but_not_base64_is_refused():
     event = load_event("http_api_v2_post_image_binary.json")
     event["body"] = "this is not base64!"
-    with pytest.raises(EventFormatError):
+    with pytest.raises(UnsupportedEvent):
         parse_event(event)
 
 

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from function.errors import ApiError
+from function.errors import ServingError
+from function.http_errors import status_of
 from function.preprocessing.image import ImagePreprocessor
-from tests.support.function_fixtures import encode, photo
+from tests.support.photos import encode, photo
 
 RGB_224 = {"type": "image", "color_mode": "RGB", "size": [224, 224], "resize": "bilinear",
            "mean": [127.0, 127.0, 127.0], "std": [128.0, 128.0, 128.0]}
@@ -24,8 +25,8 @@ def rgb() -> ImagePreprocessor:
     return ImagePreprocessor(RGB_224, MAX_PIXELS)
 
 
-def _error(call) -> ApiError:
-    with pytest.raises(ApiError) as caught:
+def _error(call) -> ServingError:
+    with pytest.raises(ServingError) as caught:
         call()
     return caught.value
 
@@ -118,7 +119,7 @@ def test_big_jpeg_is_decoded_at_reduced_scale(rgb):
 def test_image_over_the_pixel_cap_is_413_from_its_header():
     small_cap = ImagePreprocessor(RGB_224, max_pixels=1000)
     error = _error(lambda: small_cap.decode(encode(Image.new("RGB", (40, 40)), "PNG"), "images[1]"))
-    assert (error.status, error.code) == (413, "image_too_large")
+    assert (status_of(error), error.code) == (413, "image_too_large")
     assert "images[1]" in error.message and "40x40" in error.message
 
 
@@ -134,14 +135,14 @@ def _png_claiming(width: int, height: int) -> bytes:
 @pytest.mark.parametrize("width,height", [(8000, 8000), (100_000, 100_000)])
 def test_decompression_bomb_header_is_413(rgb, width, height):
     error = _error(lambda: rgb.decode(_png_claiming(width, height)))
-    assert (error.status, error.code) == (413, "image_too_large")
+    assert (status_of(error), error.code) == (413, "image_too_large")
 
 
 def test_gif_bomb_header_is_413(rgb):
     data = bytearray(encode(Image.new("P", (1, 1)), "GIF"))
     data[6:10] = struct.pack("<HH", 60000, 60000)
     error = _error(lambda: rgb.decode(bytes(data)))
-    assert (error.status, error.code) == (413, "image_too_large")
+    assert (status_of(error), error.code) == (413, "image_too_large")
 
 
 @pytest.mark.parametrize("data", [
@@ -154,13 +155,13 @@ def test_gif_bomb_header_is_413(rgb):
 ])
 def test_non_images_are_415(rgb, data):
     error = _error(lambda: rgb.decode(data))
-    assert (error.status, error.code) == (415, "unsupported_image")
+    assert (status_of(error), error.code) == (415, "unsupported_image")
 
 
 def test_truncated_jpeg_is_415(rgb):
     data = encode(photo("chelsea"), "JPEG")
     error = _error(lambda: rgb.decode(data[: len(data) // 3]))
-    assert (error.status, error.code) == (415, "unsupported_image")
+    assert (status_of(error), error.code) == (415, "unsupported_image")
 
 
 @pytest.mark.parametrize("fmt", ["JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF"])

@@ -5,7 +5,8 @@ import base64
 
 import pytest
 
-from function.errors import ApiError
+from function.errors import ServingError
+from function.http_errors import status_of
 from function.events import Request
 from function.routes import inputs
 
@@ -27,9 +28,9 @@ def test_base64_spellings_decode_to_the_same_bytes(text):
 
 @pytest.mark.parametrize("text", ["not base64 at all!", "", "data:image/png;base64,", "é" * 8])
 def test_invalid_base64_is_400(text):
-    with pytest.raises(ApiError) as caught:
+    with pytest.raises(ServingError) as caught:
         inputs.decode_base64(text, "images[2]")
-    assert (caught.value.status, caught.value.code) == (400, "invalid_base64")
+    assert (status_of(caught.value), caught.value.code) == (400, "invalid_base64")
     assert "images[2]" in caught.value.message
 
 
@@ -44,9 +45,9 @@ def _request(body: bytes, content_type: str = "application/json") -> Request:
     (b"\xff\xfe", "invalid_json"),
 ])
 def test_bad_json_is_400(body, code):
-    with pytest.raises(ApiError) as caught:
+    with pytest.raises(ServingError) as caught:
         inputs.json_object(_request(body))
-    assert (caught.value.status, caught.value.code) == (400, code)
+    assert (status_of(caught.value), caught.value.code) == (400, code)
 
 
 def test_json_detection():
@@ -65,9 +66,9 @@ def test_json_detection():
     ({"texts": ["a"] * 5}, 413, "batch_too_large"),
 ])
 def test_one_or_many_errors(body, status, code):
-    with pytest.raises(ApiError) as caught:
+    with pytest.raises(ServingError) as caught:
         inputs.one_or_many(body, "text", "texts", str, "string", max_batch=4)
-    assert (caught.value.status, caught.value.code) == (status, code)
+    assert (status_of(caught.value), caught.value.code) == (status, code)
 
 
 def test_one_or_many_keeps_order():
@@ -77,7 +78,7 @@ def test_one_or_many_keeps_order():
 
 @pytest.mark.parametrize("value", [0, -1, "5", 2.5, True, None])
 def test_top_k_must_be_a_positive_integer(value):
-    with pytest.raises(ApiError) as caught:
+    with pytest.raises(ServingError) as caught:
         inputs.positive_int({"top_k": value}, "top_k", 5)
     assert caught.value.code == "invalid_field"
 
@@ -87,7 +88,7 @@ def test_query_options_for_raw_bodies():
 
 
 def test_body_limit():
-    with pytest.raises(ApiError) as caught:
+    with pytest.raises(ServingError) as caught:
         inputs.check_body_size(_request(b"x" * 11), 10)
-    assert (caught.value.status, caught.value.code) == (413, "body_too_large")
+    assert (status_of(caught.value), caught.value.code) == (413, "body_too_large")
     inputs.check_body_size(_request(b"x" * 10), 10)

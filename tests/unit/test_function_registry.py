@@ -1,4 +1,4 @@
-"""The model registry: manifests read at start, interpreters loaded once, broken model directories contained."""
+"""The model registry: tasks built at start, interpreters loaded once, unservable directories shown with a reason."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from function.errors import ApiError
-from function.models.registry import ModelRegistry
+from function.errors import ModelNotFound, ModelUnavailable, WrongTask
+from function.http_errors import status_of
+from function.models.registry import ModelDirectoryError, ModelRegistry
 from tests.support.function_fixtures import demo_models  # noqa: F401
 
 
@@ -18,45 +19,91 @@ def model_dir(demo_models, tmp_path):  # noqa: F811
     return tmp_path
 
 
-def test_manifests_are_read_but_nothing_loads_until_used(model_dir):
-    registry = ModelRegistry(model_dir, 1000)
-    assert list(registry.manifests) == ["digits"] and not registry.is_loaded("digits")
-    registry.get("digits", "image_classification")
+def edit_manifest(directory, **changes):
+    path = directory / "manifest.json"
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+
+
+def test_tasks_are_built_but_nothing_loads_until_used(model_dir):
+    registry = ModelRegistry(model_dir)
+    assert list(registry.tasks) == ["digits"] and not registry.is_loaded("digits")
+    registry.task("digits", "image_classification").runner()
     assert registry.is_loaded("digits")
 
 
 def test_racing_threads_load_one_interpreter(model_dir):
-    registry = ModelRegistry(model_dir, 1000)
+    task = ModelRegistry(model_dir).task("digits")
     with ThreadPoolExecutor(8) as pool:
-        loaded = list(pool.map(lambda _: registry.get("digits", "image_classification"), range(16)))
-    assert len({id(model.runner) for model in loaded}) == 1
+        runners = list(pool.map(lambda _: task.runner(), range(16)))
+    assert len({id(runner) for runner in runners}) == 1
 
 
 def test_unknown_model_and_wrong_task(model_dir):
-    registry = ModelRegistry(model_dir, 1000)
-    with pytest.raises(ApiError) as unknown:
-        registry.manifest("nope", "image_classification")
-    assert (unknown.value.status, unknown.value.code) == (404, "model_not_found")
+    registry = ModelRegistry(model_dir)
+    with pytest.raises(ModelNotFound) as unknown:
+        registry.task("nope")
+    assert (status_of(unknown.value), unknown.value.code) == (404, "model_not_found")
     assert "digits" in unknown.value.message
-    with pytest.raises(ApiError) as wrong:
-        registry.manifest("digits", "text_classification")
-    assert (wrong.value.status, wrong.value.code) == (400, "wrong_model_task")
+    with pytest.raises(WrongTask) as wrong:
+        registry.task("digits", "text_classification")
+    assert (status_of(wrong.value), wrong.value.code) == (400, "wrong_model_task")
 
 
-def test_a_broken_manifest_is_skipped_not_fatal(model_dir):
-    (model_dir / "broken").mkdir()
-    (model_dir / "broken" / "manifest.json").write_text("{ not json")
-    (model_dir / "future").mkdir()
-    (model_dir / "future" / "manifest.json").write_text(json.dumps({"schema": 2}))
-    assert list(ModelRegistry(model_dir, 1000).manifests) == ["digits"]
+@pytest.mark.parametrize("directory,content,reason", [
+    ("broken", "{ not json", "JSONDecodeError"),
+    ("old", json.dumps({"schema": 1}), "schema 1"),
+    ("notask", None, "task 'regression' is not one of"),
+    ("badlabels", None, "3 labels for an output of 10 unit(s)"),
+    ("badsize", None, "does not fit input shape"),
+])
+def test_a_directory_that_cannot_be_served_is_listed_with_its_reason_and_answers_503(model_dir, directory, content,
+                                                                                    reason):
+    target = model_dir / directory
+    if content is None:
+        shutil.copytree(model_dir / "digits", target)
+        changes = {"name": directory, "notask": {"task": "regression"}, "badlabels": {"labels": ["a", "b", "c"]},
+                   "badsize": {"preprocessing": {"type": "image", "color_mode": "L", "size": [28, 28]}}}[directory]
+        edit_manifest(target, name=directory, **changes)
+    else:
+        target.mkdir()
+        (target / "manifest.json").write_text(content)
+    registry = ModelRegistry(model_dir)
+    assert list(registry.tasks) == ["digits"]
+    assert reason in registry.unservable[directory].reason
+    with pytest.raises(ModelUnavailable) as caught:
+        registry.task(directory)
+    assert status_of(caught.value) == 503 and reason in caught.value.message
 
 
-def test_a_corrupt_model_file_is_503_and_retried_later(model_dir):
+def test_two_directories_claiming_one_name_fail_the_init(model_dir):
+    shutil.copytree(model_dir / "digits", model_dir / "digits_copy")
+    with pytest.raises(ModelDirectoryError, match="both serve a model named 'digits'"):
+        ModelRegistry(model_dir)
+
+
+def test_relabelling_changes_the_serving_version(model_dir):
+    before = ModelRegistry(model_dir).task("digits").manifest.version
+    labels = [f"digit {i}" for i in range(10)]
+    edit_manifest(model_dir / "digits", labels=labels)
+    after = ModelRegistry(model_dir).task("digits").manifest.version
+    assert before != after
+
+
+def test_history_fields_do_not_change_the_serving_version(model_dir):
+    before = ModelRegistry(model_dir).task("digits").manifest.version
+    edit_manifest(model_dir / "digits", created_at="2030-01-01T00:00:00Z", fidelity={"passed": True})
+    assert ModelRegistry(model_dir).task("digits").manifest.version == before
+
+
+def test_a_corrupt_model_file_is_503_with_the_reason_and_retried_later(model_dir):
     good = (model_dir / "digits" / "model.tflite").read_bytes()
     (model_dir / "digits" / "model.tflite").write_bytes(b"garbage")
-    registry = ModelRegistry(model_dir, 1000)
-    with pytest.raises(ApiError) as caught:
-        registry.get("digits", "image_classification")
-    assert (caught.value.status, caught.value.code) == (503, "model_unavailable")
+    task = ModelRegistry(model_dir).task("digits")
+    with pytest.raises(ModelUnavailable) as caught:
+        task.runner()
+    assert (status_of(caught.value), caught.value.code) == (503, "model_unavailable")
+    assert "could not be loaded" in caught.value.message
     (model_dir / "digits" / "model.tflite").write_bytes(good)
-    assert registry.get("digits", "image_classification").manifest.name == "digits"
+    assert task.runner() is not None

@@ -37,8 +37,8 @@ def test_a_batch_equals_single_runs_in_order(demo_models, name):  # noqa: F811
     runner = ModelRunner(manifest)
     shape = manifest.input("image").shape[1:]
     batch = np.random.default_rng(0).uniform(-1, 1, (3, *shape)).astype(np.float32)
-    together = runner.run({"image": batch})
-    one_by_one = np.concatenate([runner.run({"image": batch[i:i + 1]}) for i in range(3)])
+    together = runner.run({"image": batch})["scores"]
+    one_by_one = np.concatenate([runner.run({"image": batch[i:i + 1]})["scores"] for i in range(3)])
     assert together.shape == (3, len(manifest.labels))
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
 

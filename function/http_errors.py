@@ -1,0 +1,72 @@
+"""The HTTP edge of every error: one table from domain error to status, and one body shape per protocol.
+
+This API answers `{"error": {"code", "message"}}`. The compatibility routes answer in their upstream protocol's
+own shape: OpenAI `{"error": {"message", "type", "param", "code"}}`, TensorFlow Serving and the Open Inference
+Protocol `{"error": "<message>"}`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from function.errors import (InvalidInput, MethodNotAllowed, ModelNotFound, ModelUnavailable, PayloadTooLarge,
+                             RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia, WrongTask)
+from function.responses import Response, json_response
+
+STATUS: dict[type[ServingError], int] = {
+    InvalidInput: 400,
+    WrongTask: 400,
+    UnsupportedEvent: 400,
+    ModelNotFound: 404,
+    RouteNotFound: 404,
+    MethodNotAllowed: 405,
+    PayloadTooLarge: 413,
+    UnsupportedMedia: 415,
+    ModelUnavailable: 503,
+}
+INTERNAL_ERROR = ServingError("internal_error", "The server failed to answer; the error was logged.")
+
+ErrorBody = Callable[[ServingError, int], object]
+
+
+def status_of(error: ServingError) -> int:
+    for kind in type(error).__mro__:
+        if kind in STATUS:
+            return STATUS[kind]
+    return 500
+
+
+def api_error_body(error: ServingError, status: int) -> object:
+    return {"error": {"code": error.code, "message": error.message}}
+
+
+def openai_error_body(error: ServingError, status: int) -> object:
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": error.message, "type": kind, "param": error.param, "code": error.code}}
+
+
+def message_error_body(error: ServingError, status: int) -> object:
+    return {"error": error.message}
+
+
+# Which body shape a path's errors take, by path prefix (first match); everything else is this API's own shape.
+ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = (
+    ("/v1/embeddings", openai_error_body),
+    ("/v1/models", message_error_body),
+    ("/v2", message_error_body),
+)
+
+
+def error_body_for(path: str) -> ErrorBody:
+    return next((body for prefix, body in ERROR_BODIES if path == prefix or path.startswith(prefix + "/")
+                 or path.startswith(prefix + ":")), api_error_body)
+
+
+def error_response(error: ServingError, path: str = "/") -> Response:
+    status = status_of(error)
+    headers = {"allow": ", ".join(error.allowed)} if isinstance(error, MethodNotAllowed) else None
+    return json_response(status, error_body_for(path)(error, status), headers)
+
+
+def internal_error_response(path: str = "/") -> Response:
+    # Never leak internals: the traceback goes to the log, the client gets a stable code.
+    return error_response(INTERNAL_ERROR, path)

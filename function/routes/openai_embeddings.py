@@ -1,0 +1,63 @@
+"""POST /v1/embeddings: OpenAI's embeddings API over the text_embedding task, so that OpenAI's clients (and
+LangChain, LlamaIndex, vector databases) work unchanged with base_url pointed here. Errors take OpenAI's shape
+(function/http_errors.py). Vectors are L2-normalised, as OpenAI's are."""
+from __future__ import annotations
+
+import base64
+
+from function.errors import InvalidInput, PayloadTooLarge
+from function.responses import Response, json_response
+from function.routes import inputs
+from function.routes.context import RouteContext
+from function.routes.text import checked_texts
+from function.tasks.text_embedding import output_vector
+
+TASK = "text_embedding"
+ENCODINGS = ("float", "base64")
+
+
+def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
+    if "input" not in body:
+        raise InvalidInput("missing_field", "'input' is required: a string or a list of strings.", param="input")
+    value = body["input"]
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not texts:
+        raise InvalidInput("invalid_field", "'input' must be a non-empty string or a non-empty list of strings.",
+                           param="input")
+    if any(isinstance(item, (int, list)) and not isinstance(item, bool) for item in texts):
+        raise InvalidInput("unsupported_input", "'input' holds token ids; this server takes text only (its "
+                           "tokenizer must match the model): send strings.", param="input")
+    if not all(isinstance(item, str) for item in texts):
+        raise InvalidInput("invalid_field", "'input' must be a string or a list of strings.", param="input")
+    if len(texts) > ctx.settings.max_text_batch:
+        raise PayloadTooLarge("batch_too_large", f"'input' has {len(texts)} items; the limit is "
+                              f"{ctx.settings.max_text_batch}.", param="input")
+    names = ["'input'"] if isinstance(value, str) else [f"'input[{i}]'" for i in range(len(texts))]
+    return checked_texts(ctx, texts, names)
+
+
+def embeddings(ctx: RouteContext) -> Response:
+    inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
+    with ctx.timings.stage("parse"):
+        body = inputs.json_object(ctx.request)
+        texts = _input_texts(ctx, body)
+        encoding = body.get("encoding_format") or "float"
+        if encoding not in ENCODINGS:
+            raise InvalidInput("invalid_field", f"'encoding_format' must be one of {', '.join(ENCODINGS)}.",
+                               param="encoding_format")
+    task = ctx.task(body, TASK)
+    dimensions = body.get("dimensions")
+    if dimensions is not None and dimensions != task.dimensions:
+        raise InvalidInput("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
+                           f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
+                           f"{task.dimensions}.", param="dimensions")
+    prediction = ctx.predict(task, texts, {})
+    data = []
+    for index, result in enumerate(prediction.results):
+        vector = output_vector(result, normalize=True)
+        encoded = base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii") if encoding == "base64" \
+            else vector.tolist()
+        data.append({"object": "embedding", "index": index, "embedding": encoded})
+    tokens = sum(result["tokens"] for result in prediction.results)
+    return json_response(200, {"object": "list", "data": data, "model": task.manifest.name,
+                               "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})

@@ -1,0 +1,11 @@
+"""One class per kind of model; the manifest's `task` picks it. A new kind of model is one more entry here."""
+from __future__ import annotations
+
+from function.tasks.base import Task
+from function.tasks.image_classification import ImageClassification
+from function.tasks.text_classification import TextClassification
+from function.tasks.tensor import TensorTask
+from function.tasks.text_embedding import TextEmbedding
+
+TASKS: dict[str, type[Task]] = {task.name: task for task in (ImageClassification, TextClassification, TextEmbedding,
+                                                           TensorTask)}

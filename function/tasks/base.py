@@ -1,0 +1,140 @@
+"""What every task shares: load on first use, run batches, and know its own cache keys and result shape.
+
+A task is one kind of model (image classification, text classification, ...). It turns client inputs into the
+model's tensors, runs the model and turns the outputs into one JSON-ready result per input:
+load -> preprocess -> predict -> postprocess, each timed as a named stage. It knows nothing of HTTP: routes and
+protocol codecs build its inputs and read its results, and `function/inference.py` puts the result cache around
+`predict`, so every entry point gets the same answers and the same cache.
+
+Building a task is cheap (no interpreter, no tokenizer): the registry builds one per model directory at start, so
+a bad directory is reported at once and a cache hit never loads anything.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from function.config import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_IMAGE_PIXELS
+from function.errors import ModelUnavailable
+from function.log import Timings
+from function.models.manifest import Manifest, ManifestError
+from function.models.runner import ModelRunner
+
+Result = dict
+
+
+@dataclass(frozen=True)
+class TaskLimits:
+    """The bounds on what one request may ask of a model (docs/api.md, "Limits")."""
+
+    max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
+
+
+@dataclass(frozen=True)
+class Batch:
+    tensors: dict[str, np.ndarray]  # role -> batch-first array
+    notes: list[dict] = field(default_factory=list)  # per input: what preprocessing did that a result reports
+log = logging.getLogger("function")
+
+
+class Task(ABC):
+    name: ClassVar[str]
+
+    def __init__(self, manifest: Manifest, limits: TaskLimits):
+        self.manifest = manifest
+        self.limits = limits
+        self._components: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.check_manifest()
+
+    # ---- what the task needs of its manifest, checked at start -----------------------------------------------
+
+    def check_manifest(self) -> None:
+        """Raise ManifestError when the manifest lacks what this task needs (the registry shows the reason)."""
+
+    def require(self, condition: bool, problem: str) -> None:
+        if not condition:
+            raise ManifestError(f"{self.manifest.directory / 'manifest.json'}: {problem}")
+
+    # ---- loading ----------------------------------------------------------------------------------------------
+
+    def component(self, name: str, factory: Callable[[], Any]) -> Any:
+        """A heavy part of the model (interpreter, tokenizer, image decoder), built on first use, once even when
+        threads race; a failure is ModelUnavailable with the reason, and the next request tries again."""
+        part = self._components.get(name)
+        if part is None:
+            with self._lock:
+                part = self._components.get(name)
+                if part is None:
+                    part = self._components[name] = self._build(factory)
+        return part
+
+    def _build(self, factory: Callable[[], Any]) -> Any:
+        try:
+            return factory()
+        except Exception as exc:  # noqa: BLE001  (whatever broke, this model cannot answer: say so, keep serving)
+            log.exception("model failed to load", extra={"fields": {"model": self.manifest.name}})
+            raise ModelUnavailable("model_unavailable", f"Model {self.manifest.name!r} could not be loaded: "
+                                   f"{type(exc).__name__}: {_first_line(exc)}") from exc
+
+    @property
+    def loaded(self) -> bool:
+        return "runner" in self._components
+
+    def runner(self) -> ModelRunner:
+        return self.component("runner", lambda: ModelRunner(self.manifest))
+
+    def load(self) -> None:
+        """Everything a request needs, loaded now (the warm-up event and PRELOAD_MODELS=all)."""
+        self.runner()
+
+    # ---- the pipeline: preprocess -> invoke -> postprocess ---------------------------------------------------
+
+    @abstractmethod
+    def input_digest(self, item: Any) -> str:
+        """The canonical digest of one client input: what the cache key is made of, besides the options."""
+
+    def cache_options(self, options: dict) -> dict:
+        """The options that change a result (and so belong in its cache key)."""
+        return dict(options)
+
+    def predict(self, items: Sequence[Any], options: dict, timings: Timings) -> list[Result]:
+        """One result per item, in order, computed as one batch."""
+        with timings.stage("load"):  # ~0 when warm; the interpreter load on a cold start
+            self.load()
+        batch = self.preprocess(items, timings)
+        with timings.stage("invoke"):
+            outputs = self.runner().run(batch.tensors)
+        with timings.stage("postprocess"):
+            return self.postprocess(outputs, batch, options)
+
+    def answer_tensors(self, tensors: dict[str, np.ndarray], options: dict) -> list[Result]:
+        """Results for inputs that are already the model's tensors: what `convert` checks a new model directory
+        with, on its validation samples, before it writes it."""
+        count = len(next(iter(tensors.values())))
+        return self.postprocess(self.runner().run(tensors), Batch(tensors, [{}] * count), options)
+
+    @abstractmethod
+    def preprocess(self, items: Sequence[Any], timings: Timings) -> Batch:
+        """Client inputs -> the model's input tensors by role, batch first."""
+
+    @abstractmethod
+    def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
+        """The model's outputs by role -> one JSON-ready result per input."""
+
+    @abstractmethod
+    def is_valid_result(self, result: object, options: dict) -> bool:
+        """Whether a stored result is one this task could have produced for these options: a cache entry that
+        is not (forged, from an older code, damaged in a way its checksum missed) is a miss, never an answer."""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else "no details"

@@ -1,0 +1,93 @@
+"""Image classification: image bytes -> decoded, resized, normalized pixels -> ranked labels."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from function.cache.keys import digest_bytes
+from function.log import Timings
+from function.models.outputs import is_label_score, probabilities, ranked
+from function.tasks.base import Batch, Result, Task
+from function.tasks.classification import check_labels
+
+DEFAULT_TOP_K = 5
+
+
+@dataclass(frozen=True)
+class ImageInput:
+    data: bytes
+    where: str = "the image"  # for error messages: "field 'images[2]'"
+
+
+class ImageClassification(Task):
+    name = "image_classification"
+
+    def check_manifest(self) -> None:
+        manifest = self.manifest
+        spec = manifest.input("image")
+        self.require(spec is not None, "an image_classification model needs an input with role 'image'")
+        self.require(len(spec.shape) == 4, f"input {spec.name!r} has shape {list(spec.shape)}; an image model takes "
+                     "[batch, height, width, channels]")
+        self.require(np.dtype(spec.dtype).kind == "f" or spec.scale is not None,
+                     f"input {spec.name!r} is {spec.dtype}; an image model takes float pixels")
+        preprocessing = manifest.preprocessing
+        color_mode = preprocessing.get("color_mode", "RGB")
+        self.require(color_mode in ("RGB", "L"), f"preprocessing.color_mode {color_mode!r} is not RGB or L")
+        channels = 3 if color_mode == "RGB" else 1
+        size = preprocessing.get("size")
+        self.require(isinstance(size, list) and len(size) == 2, "preprocessing.size must be [height, width]")
+        self.require(list(spec.shape[1:]) in ([*size, channels], [-1, -1, channels]),
+                     f"preprocessing (size {size}, {color_mode}) does not fit input shape {list(spec.shape)}")
+        check_labels(self)
+
+    def input_digest(self, item: ImageInput) -> str:
+        return digest_bytes(item.data)
+
+    def cache_options(self, options: dict) -> dict:
+        return {"top_k": self.top_k(options)}
+
+    def top_k(self, options: dict) -> int:
+        return min(int(options.get("top_k", DEFAULT_TOP_K)), len(self.manifest.labels))
+
+    def preprocessor(self):
+        from function.preprocessing.image import ImagePreprocessor  # noqa: PLC0415  (Pillow only where needed)
+
+        return self.component("preprocessor",
+                              lambda: ImagePreprocessor(self.manifest.preprocessing, self.limits.max_image_pixels))
+
+    def load(self) -> None:
+        self.runner()
+        self.preprocessor()
+
+    def preprocess(self, items: Sequence[ImageInput], timings: Timings) -> Batch:
+        preprocessor = self.preprocessor()
+        arrays = []
+        for item in items:
+            # Resize each image right after decoding it: one full-size photo in memory at a time.
+            with timings.stage("decode"):
+                image = preprocessor.decode(item.data, item.where)
+            with timings.stage("preprocess"):
+                arrays.append(preprocessor.to_array(image))
+        with timings.stage("preprocess"):
+            # A single image is the common case: a view, not np.stack's copy (~0.25 ms of a ~5 ms request).
+            return Batch({"image": arrays[0][np.newaxis] if len(arrays) == 1 else np.stack(arrays)})
+
+    def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
+        top_k = self.top_k(options)
+        results = []
+        for row in probabilities(outputs["scores"], self.manifest.output):
+            best = ranked(row, self.manifest.labels, top_k)
+            results.append({"label": best[0]["label"], "score": best[0]["score"], "top_k": best})
+        return results
+
+    def is_valid_result(self, result: object, options: dict) -> bool:
+        labels = frozenset(self.manifest.labels)
+        if not is_label_score(result, labels) or set(result) != {"label", "score", "top_k"}:
+            return False
+        ranking = result.get("top_k")
+        return (isinstance(ranking, list) and len(ranking) == self.top_k(options)
+                and all(is_label_score(entry, labels) for entry in ranking)
+                and ranking[0] == {"label": result["label"], "score": result["score"]})
+

@@ -1,0 +1,58 @@
+"""What text tasks share: client strings -> the model's own tokenizer -> padded token ids and attention mask."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from function.cache.keys import digest_text
+from function.log import Timings
+from function.tasks.base import Batch, Task
+
+
+class TextTask(Task):
+    def check_manifest(self) -> None:
+        manifest = self.manifest
+        ids = manifest.input("input_ids")
+        self.require(ids is not None, f"a {self.name} model needs an input with role 'input_ids'")
+        for spec in manifest.inputs:
+            self.require(spec.role in ("input_ids", "attention_mask"),
+                         f"input {spec.name!r} has role {spec.role!r}; a text model takes input_ids and "
+                         "attention_mask")
+            self.require(len(spec.shape) == 2 and np.dtype(spec.dtype).kind == "i",
+                         f"input {spec.name!r} is {spec.dtype} {list(spec.shape)}; a text model takes integer "
+                         "token ids [batch, sequence]")
+        max_length = manifest.preprocessing.get("max_length")
+        self.require(isinstance(max_length, int) and max_length > 0, "preprocessing.max_length must be a positive "
+                     "integer")
+        self.require(ids.shape[1] in (-1, max_length),
+                     f"preprocessing.max_length {max_length} does not fit input shape {list(ids.shape)}")
+        tokenizer = manifest.file("tokenizer", "tokenizer.json")
+        self.require(tokenizer.name in manifest.files, f"the tokenizer {tokenizer.name!r} is not listed in files")
+
+    @property
+    def fixed_length(self) -> bool:
+        return self.manifest.input("input_ids").shape[1] != -1
+
+    def input_digest(self, item: str) -> str:
+        return digest_text(item)
+
+    def encoder(self):
+        """The tokenizer alone: /tokenize needs no interpreter."""
+        from function.preprocessing.text import TextEncoder  # noqa: PLC0415  (image-only containers never pay)
+
+        spec = self.manifest.preprocessing
+        return self.component("encoder", lambda: TextEncoder(self.manifest.file("tokenizer", "tokenizer.json"),
+                                                             spec["max_length"], bool(spec.get("lowercase", False))))
+
+    def load(self) -> None:
+        self.runner()
+        self.encoder()
+
+    def preprocess(self, items: Sequence[str], timings: Timings) -> Batch:
+        with timings.stage("preprocess"):
+            encoded = self.encoder().encode(list(items))
+            tensors = self.encoder().batch(encoded, self.fixed_length)
+        roles = {spec.role for spec in self.manifest.inputs}
+        return Batch({role: array for role, array in tensors.items() if role in roles},
+                     [{"tokens": len(e.ids), "truncated": e.truncated} for e in encoded])

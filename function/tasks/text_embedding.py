@@ -1,0 +1,83 @@
+"""Text embedding: strings -> token ids -> the model's pooled sentence vector, L2-normalised unless asked not to.
+
+A result holds the model's raw vector as base64 float32 (little-endian), exactly as the model gave it: it
+round-trips any store bit for bit, takes 2 KB for 384 dimensions (far inside DynamoDB's 400 KB item), and one
+cache entry serves both `normalize` settings, since normalising is applied to a copy on the way out.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+
+import numpy as np
+
+from function.errors import PayloadTooLarge
+from function.log import Timings
+from function.tasks.base import Batch, Result
+from function.tasks.text import TextTask
+
+VECTOR_DTYPE = np.dtype("<f4")
+
+
+class TextEmbedding(TextTask):
+    name = "text_embedding"
+
+    def check_manifest(self) -> None:
+        super().check_manifest()
+        spec = self.manifest.output_spec("embedding")
+        self.require(spec is not None, "a text_embedding model needs an output with role 'embedding'")
+        self.require(len(self.manifest.outputs) == 1, "a text_embedding model has one output")
+        self.require(len(spec.shape) == 2 and spec.shape[1] > 0,
+                     f"output {spec.name!r} has shape {list(spec.shape)}; an embedding is [batch, dimensions]")
+
+    @property
+    def dimensions(self) -> int:
+        return self.manifest.output_spec("embedding").shape[1]
+
+    def cache_options(self, options: dict) -> dict:
+        return {}  # the raw vector: normalising happens after the cache
+
+    def preprocess(self, items, timings: Timings) -> Batch:
+        batch = super().preprocess(items, timings)
+        tokens = sum(note["tokens"] for note in batch.notes)
+        if tokens > self.limits.max_batch_tokens:
+            raise PayloadTooLarge("too_many_tokens", f"The texts hold {tokens} tokens in all; the limit per request "
+                                  f"is {self.limits.max_batch_tokens}: send fewer or shorter texts.", param="input")
+        return batch
+
+    def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
+        vectors = np.ascontiguousarray(outputs["embedding"], dtype=VECTOR_DTYPE)
+        return [{"embedding": base64.b64encode(vector.tobytes()).decode("ascii"), **note}
+                for vector, note in zip(vectors, batch.notes)]
+
+    def is_valid_result(self, result: object, options: dict) -> bool:
+        if not isinstance(result, dict) or set(result) != {"embedding", "tokens", "truncated"}:
+            return False
+        tokens, truncated = result["tokens"], result["truncated"]
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1 or not isinstance(truncated, bool):
+            return False
+        vector = decode_vector(result["embedding"])
+        return vector is not None and vector.size == self.dimensions and bool(np.isfinite(vector).all())
+
+
+def decode_vector(text: object) -> np.ndarray | None:
+    """The float32 vector a result holds, or None when it holds something else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) % VECTOR_DTYPE.itemsize:
+        return None
+    return np.frombuffer(raw, dtype=VECTOR_DTYPE)
+
+
+def output_vector(result: Result, normalize: bool) -> np.ndarray:
+    """The vector a client gets: L2-normalised (cosine similarity is then a dot product) unless asked not to."""
+    vector = decode_vector(result["embedding"]).astype(np.float32)
+    if normalize:
+        norm = float(np.linalg.norm(vector))
+        if norm > 0.0:
+            vector = vector / np.float32(norm)
+    return vector
