@@ -90,12 +90,12 @@ def test_the_stage_throttles_every_route_at_50_per_second_with_bursts_of_100_unl
 
 def test_reserved_concurrency_caps_the_function_at_10_containers_unless_told(packages):
     assert reserved_concurrency(resources(packages, "default")) == 10
-    assert reserved_concurrency(resources(packages, "public")) == 3
+    assert reserved_concurrency(resources(packages, "public")) == 2
     assert reserved_concurrency(resources(packages, "jwt")) is None  # reservedConcurrency=none
 
 
 def test_the_results_table_has_a_ceiling_on_request_units(packages):
-    for name, units in (("default", 1000), ("public", 200)):
+    for name, units in (("default", 1000), ("public", 100)):
         table = only(of_type(resources(packages, name), "AWS::DynamoDB::Table"))["Properties"]
         assert table["BillingMode"] == "PAY_PER_REQUEST"
         assert {k: int(v) for k, v in table["OnDemandThroughput"].items()} == {
@@ -146,8 +146,8 @@ def test_the_access_log_names_the_caller_for_each_kind_of_auth(packages):
     fields = json.loads(stage["AccessLogSettings"]["Format"])
     assert {"$context.identity.sourceIp", "$context.identity.userArn", "$context.authorizer.claims.sub",
             "$context.authorizer.error", "$context.status", "$context.requestId"} <= set(fields.values())
-    public = packages("public").template  # accessLogs=false
-    assert "AccessLogSettings" not in only(resources_of_type(public, "AWS::ApiGatewayV2::Stage"))["Properties"]
+    off = packages("jwt").template  # accessLogs=false
+    assert "AccessLogSettings" not in only(resources_of_type(off, "AWS::ApiGatewayV2::Stage"))["Properties"]
 
 
 def test_the_stack_outputs_the_resource_an_iam_policy_grants(packages):
