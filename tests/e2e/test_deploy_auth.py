@@ -116,17 +116,22 @@ def test_no_browser_origin_is_allowed_unless_listed(packages):
 
 
 def alarms(deployed_resources: dict) -> dict[str, dict]:
-    found = of_type(deployed_resources, "AWS::CloudWatch::Alarm").values()
-    return {r["Properties"]["MetricName"]: r["Properties"] for r in found}
+    """Metric name (the first metric's, for metric-math alarms) -> alarm properties."""
+    found = {}
+    for alarm in of_type(deployed_resources, "AWS::CloudWatch::Alarm").values():
+        properties = alarm["Properties"]
+        name = properties.get("MetricName") or properties["Metrics"][0]["MetricStat"]["Metric"]["MetricName"]
+        found[name] = properties
+    return found
 
 
-def test_alarms_on_errors_throttles_and_5xx_exist_only_when_asked_and_notify_one_topic(packages):
+def test_alarms_exist_only_when_asked_and_notify_one_topic(packages):
     assert alarms(resources(packages, "default")) == {}
     assert of_type(resources(packages, "default"), "AWS::SNS::Topic") == {}
     on = resources(packages, "jwt")
     topic_name, _ = only_named(of_type(on, "AWS::SNS::Topic"))
     found = alarms(on)
-    assert found.keys() == {"Errors", "Throttles", "5xx"}
+    assert found.keys() == {"Errors", "Throttles", "5xx", "Count"}
     for metric, alarm in found.items():
         assert alarm["AlarmActions"] == [{"Ref": topic_name}], metric
         assert alarm["Threshold"] >= 1 and alarm["TreatMissingData"] == "notBreaching", metric
@@ -135,6 +140,10 @@ def test_alarms_on_errors_throttles_and_5xx_exist_only_when_asked_and_notify_one
     assert found["Errors"]["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": function_name}}]
     assert found["Throttles"]["Namespace"] == "AWS/Lambda"
     assert found["5xx"]["Dimensions"] == [{"Name": "ApiId", "Value": {"Ref": api_name}}]
+    # Requests per 5 minutes / 240 = the per-second rate at 80% of the throttle, compared with throttleRate.
+    near_throttle = found["Count"]
+    assert near_throttle["Metrics"][1]["Expression"] == "requests / 240"
+    assert float(near_throttle["Threshold"]) == stage_throttle(on)[0]
     assert deployed(packages("jwt").template)["Outputs"]["AlarmTopicArn"]["Value"] == {"Ref": topic_name}
 
 

@@ -89,9 +89,11 @@ def test_the_documented_calls_are_signed_the_way_api_gateway_checks(endpoint, cr
 @pytest.mark.skipif(CURL is None, reason="needs curl")
 def test_the_readme_calls_are_signed(endpoint, tmp_path):
     block = bash_block_after(REPO_ROOT / "README.md", "## Deploy")
-    commands = [c for c in re.split(r"(?<!\\)\n", block) if c.startswith("curl ")]
-    assert commands and all("--aws-sigv4" in c for c in commands), commands
-    done = run_bash("URL=set-below\n" + "\n".join(commands), endpoint.url, LONG_TERM, tmp_path)
+    commands = [c for c in re.split(r"(?<!\\)\n", block) if c.startswith(("curl ", "python "))]
+    assert sum(c.startswith("curl ") for c in commands) >= 2 and all(
+        "--aws-sigv4" in c for c in commands if c.startswith("curl ")), commands
+    script = "\n".join(commands).replace("python examples/", f"python {REPO_ROOT}/examples/")
+    done = run_bash("URL=set-below\n" + script, endpoint.url, LONG_TERM, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(endpoint.verdicts) == len(commands)
     assert all(v.valid for v in endpoint.verdicts), [v.error for v in endpoint.verdicts]
