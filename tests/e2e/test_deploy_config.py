@@ -1,4 +1,5 @@
 """serverless.yml, validated offline: the real framework packages it and cfn-lint checks what it generates.
+Who may call the API and the caps on its spend: test_deploy_auth.py, on the same shared packagings.
 
 `provider.ecr.images` needs Docker and STS, so the tests use the documented switch (`--param imageUri=<digest URI>`
 or FUNCTION_IMAGE_URI); everything else is the template `serverless deploy` would send to CloudFormation.
@@ -6,22 +7,17 @@ or FUNCTION_IMAGE_URI); everything else is the template `serverless deploy` woul
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from function.cache.dynamodb_item import KEY_ATTRIBUTE, TTL_ATTRIBUTE
 from function.router import ROUTES
+from tests.support.cloudformation import deployed
+from tests.support.serverless_package import (
+    DEFAULT_IMAGE, DIGEST_URI, REPO_ROOT, VARIANTS, as_list, cfn_lint, only, only_named, resources_of_type,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-OSLS = REPO_ROOT / "tools" / "node_modules" / ".bin" / "osls"
-CFN_LINT = Path(sys.executable).parent / "cfn-lint"
-TEMPLATE = "cloudformation-template-update-stack.json"
-DIGEST_URI = "123456789012.dkr.ecr.{region}.amazonaws.com/lambda-tflite-serving@sha256:" + "ab" * 32
 # Every route the function serves, and nothing else.
 EXPECTED_ROUTES = {f"{method} {path}" for path, methods in ROUTES.items() for method in methods}
 API_GATEWAY_LIMIT_SECONDS = 30
@@ -29,52 +25,9 @@ API_GATEWAY_LIMIT_SECONDS = 30
 pytestmark = pytest.mark.slow
 
 
-def run_osls(arguments: list[str], home: Path, service_dir: Path = REPO_ROOT, environment: dict | None = None):
-    """The framework CLI with fake credentials and none of the caller's AWS settings."""
-    assert OSLS.exists(), "tools/node_modules is missing: run `bash tools/install-test-deps.sh`"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_") and key != "FUNCTION_IMAGE_URI"}
-    env.update({
-        "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE", "AWS_SECRET_ACCESS_KEY": "fake-secret-for-offline-packaging",
-        "HOME": str(home), "SLS_TELEMETRY_DISABLED": "1", "SLS_NOTIFICATIONS_MODE": "off",
-    })
-    env.update(environment or {})
-    return subprocess.run([str(OSLS), *arguments], cwd=service_dir, env=env, capture_output=True, text=True, timeout=180)
-
-
-def package(output: Path, *options: str, service_dir: Path = REPO_ROOT, environment: dict | None = None):
-    """`osls package` into `output` (never the repo's .serverless/); returns the completed process."""
-    return run_osls(["package", "--package", str(output), *options], output.parent, service_dir, environment)
-
-
-def load_template(output: Path) -> dict:
-    return json.loads((output / TEMPLATE).read_text())
-
-
-def resources_of_type(template: dict, kind: str) -> dict[str, dict]:
-    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
-
-
-def only_named(mapping: dict) -> tuple[str, dict]:
-    """The one (logical id, resource) of `mapping`; fails if there are more or none."""
-    assert len(mapping) == 1, sorted(mapping)
-    return next(iter(mapping.items()))
-
-
-def only(mapping: dict) -> dict:
-    return only_named(mapping)[1]
-
-
 @pytest.fixture(scope="module")
-def default_package(tmp_path_factory) -> Path:
-    output = tmp_path_factory.mktemp("default") / "package"
-    done = package(output, "--stage", "ci", "--param", f"imageUri={DIGEST_URI.format(region='us-east-1')}")
-    assert done.returncode == 0, done.stdout + done.stderr
-    return output
-
-
-@pytest.fixture(scope="module")
-def template(default_package) -> dict:
-    return load_template(default_package)
+def template(packages) -> dict:
+    return packages("default").template
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +35,8 @@ def function(template) -> dict:
     return only(resources_of_type(template, "AWS::Lambda::Function"))
 
 
-def test_cfn_lint_passes_on_the_generated_template(default_package):
-    done = subprocess.run([str(CFN_LINT), "-i", "W3005", "--", str(default_package / TEMPLATE)],
-                          capture_output=True, text=True, timeout=300)
+def test_cfn_lint_passes_on_every_variant_of_the_template(packages):
+    done = cfn_lint(*(packages(name).template_path for name in VARIANTS))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -112,14 +64,12 @@ def role_statements(template: dict) -> list[dict]:
     return statements
 
 
-def as_list(value) -> list:
-    return value if isinstance(value, list) else [value]
-
-
 def test_iam_grants_exactly_the_cache_calls_on_the_table_and_logging_on_the_own_log_group(template, function):
     role_name, role = only_named(resources_of_type(template, "AWS::IAM::Role"))
     table_name, _ = only_named(resources_of_type(template, "AWS::DynamoDB::Table"))
-    log_group_name, _ = only_named(resources_of_type(template, "AWS::Logs::LogGroup"))
+    log_group_name = function["DependsOn"][0]
+    assert template["Resources"][log_group_name]["Properties"]["LogGroupName"] == "/aws/lambda/" + (
+        function["Properties"]["FunctionName"])
     assert function["Properties"]["Role"] == {"Fn::GetAtt": [role_name, "Arn"]}
     assert "ManagedPolicyArns" not in role["Properties"]  # AWSLambdaBasicExecutionRole would grant logs on *
     statements = role_statements(template)
@@ -143,7 +93,6 @@ def test_every_route_is_an_http_api_route_with_payload_v2(template):
     assert api["Properties"]["ProtocolType"] == "HTTP"  # binary bodies arrive base64-encoded, no binaryMediaTypes
     integration = only(resources_of_type(template, "AWS::ApiGatewayV2::Integration"))
     assert integration["Properties"]["PayloadFormatVersion"] == "2.0"
-    assert api["Properties"]["CorsConfiguration"]["AllowOrigins"] == ["*"]
 
 
 def test_results_table_is_on_demand_with_ttl_on_the_expiry_attribute_the_cache_writes(template, function):
@@ -178,45 +127,40 @@ def only_target(rule: dict) -> dict:
     return target
 
 
-def test_params_switch_on_warmup_provisioned_concurrency_cors_stage_and_region(tmp_path):
-    output = tmp_path / "package"
-    uri = DIGEST_URI.format(region="eu-west-1")
-    done = package(output, "--stage", "prod", "--region", "eu-west-1", "--param", "warmup=true",
-                   "--param", "provisionedConcurrency=2", "--param", "corsOrigin=https://app.example.com",
-                   environment={"FUNCTION_IMAGE_URI": uri})
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "stage prod (eu-west-1)" in done.stdout + done.stderr
-    template = load_template(output)
+def test_params_switch_on_warmup_provisioned_concurrency_stage_and_region(packages):
+    prod = packages("prod")
+    assert "stage prod (eu-west-1)" in prod.output
+    template = prod.template
     function = only(resources_of_type(template, "AWS::Lambda::Function"))
-    assert function["Properties"]["Code"] == {"ImageUri": uri}
+    assert function["Properties"]["Code"] == {"ImageUri": DIGEST_URI.format(region="eu-west-1")}  # from the env
     assert function["Properties"]["FunctionName"].endswith("-prod-api")
     alias = only(resources_of_type(template, "AWS::Lambda::Alias"))
     assert only(resources_of_type(template, "AWS::Lambda::Version"))  # what the alias points at
     assert alias["Properties"]["ProvisionedConcurrencyConfig"] == {"ProvisionedConcurrentExecutions": 2}
+    # Provisioned instances must fit inside the reserved ones, or CloudFormation refuses the alias.
+    reserved = deployed(template)["Resources"][only_named(resources_of_type(template, "AWS::Lambda::Function"))[0]]
+    assert 2 <= int(reserved["Properties"]["ReservedConcurrentExecutions"])
     rule = only(resources_of_type(template, "AWS::Events::Rule"))
     assert rule["Properties"]["State"] == "ENABLED"
     # Both the API and the warm-up must reach the provisioned alias, or the warm instances sit unused.
     alias_arn = {"Fn::Join": [":", [{"Fn::GetAtt": ["ApiLambdaFunction", "Arn"]}, alias["Properties"]["Name"]]]}
     assert only_target(rule)["Arn"] == alias_arn
     assert only(resources_of_type(template, "AWS::ApiGatewayV2::Integration"))["Properties"]["IntegrationUri"] == alias_arn
-    api = only(resources_of_type(template, "AWS::ApiGatewayV2::Api"))
-    assert api["Properties"]["CorsConfiguration"]["AllowOrigins"] == ["https://app.example.com"]
 
 
-def test_config_validation_rejects_a_typo(tmp_path):
+def test_config_validation_rejects_a_typo(osls, tmp_path):
     service = tmp_path / "service"
     service.mkdir()
     text = (REPO_ROOT / "serverless.yml").read_text()
     assert "  memorySize: ${param:memorySize}" in text
     (service / "serverless.yml").write_text(text.replace("  memorySize: ${param:memorySize}", "  memorySise: 1769"))
-    done = package(tmp_path / "package", "--param", f"imageUri={DIGEST_URI.format(region='us-east-1')}",
-                   service_dir=service)
+    done = osls.package(tmp_path / "package", *DEFAULT_IMAGE, service_dir=service)
     assert done.returncode != 0
     assert "memorySise" in done.stdout + done.stderr
 
 
-def test_without_the_switch_the_framework_builds_and_pushes_the_dockerfile(tmp_path):
-    done = run_osls(["print", "--format", "json"], tmp_path)
+def test_without_the_switch_the_framework_builds_and_pushes_the_dockerfile(osls):
+    done = osls.run(["print", "--format", "json"])
     assert done.returncode == 0, done.stdout + done.stderr
     resolved = json.loads(done.stdout)
     image = resolved["functions"]["api"]["image"]
