@@ -140,8 +140,8 @@ class Agreement:
         return self.max_abs_diff < MAX_ABS_DIFF and self.min_cosine > MIN_COSINE
 
     def text(self) -> str:
-        return (f"max abs diff {self.max_abs_diff:.2e}, cosine min {self.min_cosine:.10f} mean "
-                f"{self.mean_cosine:.10f} on {self.samples} texts")
+        return (f"max abs diff {self.max_abs_diff:.2e}, cosine min {self.min_cosine:.10f} (1 - "
+                f"{1 - self.min_cosine:.1e}) mean {self.mean_cosine:.10f} on {self.samples} texts")
 
 
 def saved_model_embedder(directory: Path):
