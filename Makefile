@@ -46,10 +46,13 @@ saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.install
 # The stamps say when a SavedModel was built: keep them (make would delete them as intermediate files).
 .SECONDARY: $(foreach m,$(DEMO_MODELS),saved_model/$(m)/.built)
 
-# Recipe helpers that only one model uses.
+# Recipe helpers that only some models use.
 saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
-saved_model/sentiment/.built: saved_model/recipes/minilm.py saved_model/recipes/vader_corpus.py \
+saved_model/sentiment/.built: saved_model/recipes/minilm_encoder.py saved_model/recipes/vader_corpus.py \
 	saved_model/recipes/safetensors_reader.py
+saved_model/minilm/.built: saved_model/recipes/minilm_encoder.py saved_model/recipes/minilm_reference.py \
+	saved_model/recipes/paraphrase_set.py saved_model/recipes/data/paraphrases.json \
+	saved_model/recipes/vader_corpus.py saved_model/recipes/safetensors_reader.py
 
 models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
 	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)

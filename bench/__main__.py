@@ -26,6 +26,7 @@ SECTIONS = {
     5: "bench.footprint",
     6: "bench.throughput",
     7: "bench.conversion",
+    8: "bench.embeddings",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 
@@ -43,7 +44,7 @@ def run_section(number: int, context: BenchContext, run_started: str) -> Section
     started = time.perf_counter()
     try:
         result = module.run(context)
-    except Exception as error:  # one broken section must not cost the other six their numbers
+    except Exception as error:  # one broken section must not cost the others their numbers
         traceback.print_exc()
         result = SectionResult(number, module.TITLE,
                                f"Not measured in this run: `{type(error).__name__}: {str(error)[:300]}`")
