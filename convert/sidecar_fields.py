@@ -22,17 +22,21 @@ def joined(field: str, key: str) -> str:
     return f"{field}.{key}" if field else key
 
 
-def show(value: Any) -> str:
-    """A JSON-looking rendering of a value for messages ("rgb", [64, 64], true)."""
+def show(value: Any, limit: int = 60) -> str:
+    """A JSON-looking rendering of a value for messages ("rgb", [64, 64], true), cut short to keep one line."""
     if isinstance(value, str):
-        return f"\"{value}\""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "[" + ", ".join(show(item) for item in value) + "]"
-    return str(value)
+        text = f"\"{value}\""
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    elif value is None:
+        text = "null"
+    elif isinstance(value, list):
+        text = "[" + ", ".join(show(item) for item in value) + "]"
+    elif isinstance(value, dict):
+        text = "{...}"
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[:limit - 4].rstrip() + " ..."
 
 
 def _listed(values: Sequence[str]) -> str:
@@ -124,8 +128,7 @@ def numbers(value: Any, field: str, lengths: Sequence[int], what: str, positive:
 def strings(value: Any, field: str, what: str) -> list[str]:
     """A non-empty list of distinct non-empty strings."""
     if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
-        raise refuse(field, f"is {show(value) if not isinstance(value, list) else 'not a list of names'}",
-                     f"give a non-empty list of strings ({what})")
+        raise refuse(field, f"is {show(value)}", f"give a non-empty list of strings ({what})")
     return value
 
 

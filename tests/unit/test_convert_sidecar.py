@@ -125,7 +125,9 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
     # values of the wrong shape
     (changed(IMAGE, "schema", 2), "\"schema\" is 2: write 1"),
     (changed(IMAGE, "name", "my model/v2"), "\"name\" is \"my model/v2\": use 1-64 letters, digits"),
-    (changed(IMAGE, "labels", []), "\"labels\" is not a list of names: give a non-empty list of strings"),
+    (changed(IMAGE, "labels", []), "\"labels\" is []: give a non-empty list of strings"),
+    (changed(IMAGE, "labels", [f"class {i}" for i in range(999)] + [None]), "\"labels\" is [\"class 0\", \"class 1\","
+     " \"class 2\", \"class 3\", \"class 4\", ...: give a non-empty list of strings"),
     (changed(IMAGE, "labels", "cat,dog"), "\"labels\" is \"cat,dog\": give a non-empty list of strings"),
     (changed(IMAGE, "preprocessing.size", [64]), "\"preprocessing.size\" is [64]: give [height, width] in pixels"),
     (changed(IMAGE, "preprocessing.size", [64, 0]), "\"preprocessing.size\" is 0: make it a positive whole number"),
