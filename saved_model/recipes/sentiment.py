@@ -95,9 +95,8 @@ def sidecar(test_accuracy: float, test_samples: int) -> dict:
         "name": NAME,
         "task": "text_classification",
         "labels": LABELS,
-        # One sigmoid unit: P(labels[1]) = P(positive).
+        # One sigmoid unit: P(labels[1]) = P(positive); convert reads the unit count from the signature.
         "output": "probabilities",
-        "output_units": 1,
         # tokenizer.json lowercases (and strips accents) in its own BERT normalizer: nothing to do before it.
         "preprocessing": {"type": "text", "tokenizer": "tokenizer.json", "max_length": MAX_LENGTH, "lowercase": False},
         "inputs": {"input_ids": INPUT_NAME},
