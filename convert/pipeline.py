@@ -11,6 +11,7 @@ import numpy as np
 
 from convert import manifest, quantize, report
 from convert.errors import ConversionError
+from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
 from convert.fidelity.runs import converted_outputs, reference_outputs
 from convert.latency import Latency, measure_latencies
@@ -171,14 +172,6 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
     return conversion_report
 
 
-def verify_with_function(staging: Path, job: ConversionJob) -> None:
-    """The last check before OUT_DIR is replaced: load the staged directory with the function's own loader and
-    answer the validation samples through the function's own task, exactly as a request would be answered, so that
-    a model the function would refuse or serve differently is never written. A refusal raises ConversionError.
-
-    Not wired yet: the function's task classes (function/tasks/) are being written; this is where they plug in."""
-
-
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None) -> report.Report:
@@ -207,6 +200,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     with staged_output_dir(out_dir) as staging:
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)
-        verify_with_function(staging, job)
+        checked = verify_with_function(staging, served.model, job.validation)
+        job.stage(f"the function loads {out_dir.name} and answers {checked} validation samples as the model does")
     job.stage(f"wrote {out_dir} ({mode}, sha256 {model_manifest['files'][manifest.MODEL_FILE][:12]})")
     return conversion_report
