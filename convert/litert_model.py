@@ -13,8 +13,9 @@ from function.models.manifest import TensorSpec
 from function.models.runner import dequantize, quantize
 
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
-# Op names a converted model has only when its weights were left as uninitialised variables (FACTS: the
-# tf.saved_model.save trap); model.export() freezes weights into constants.
+# Op names a converted model has only when its weights were left as uninitialised variables (a Keras model written
+# with tf.saved_model.save converts without error to such a model; tests/functional/convert/test_convert_bad_inputs.py
+# builds one); model.export() freezes weights into constants.
 VARIABLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 

@@ -40,7 +40,8 @@ def _configure(converter, mode: str, representative: Samples | None) -> None:
                                   "sidecar.json with validation samples")
         converter.representative_dataset = _representative_dataset(representative)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (FACTS).
+        # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (the converter ignores the input type
+        # for integer inputs: tests/functional/convert/test_convert_manifest_contract.py shows the manifest it gives).
         converter.inference_input_type = tf.int8
         converter.inference_output_type = tf.int8
 
