@@ -11,15 +11,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from function.cache.base import Entry, Result, chunks
+from function.cache.breaker import CircuitBreaker
 from function.cache.codec import decode_result, encode_result, model_version_of
 from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
 
-BUSY_TIMEOUT_MS = 2000  # the longest a request waits for another writer before it gives up on the cache
+# The longest one lookup or one write waits for another connection's lock (opening the file included). In WAL
+# mode a lookup never waits for a writer, so a request waits at most once, twice at worst: docs/caching.md.
+BUSY_TIMEOUT_MS = 500
+# After any failure the file is skipped this long, so a lock another process keeps costs one wait, not one per request.
+COOLDOWN_SECONDS = 10.0
+SETUP_PAUSE_SECONDS = 0.02  # between attempts to set up a fresh file that racing connections have locked
 KEYS_PER_QUERY = 500  # below SQLite's bound-parameter limit on every build
-SETUP_ATTEMPTS = 5  # opening a fresh file from racing connections; the pauses add up to 0.5 s at most
-SETUP_PAUSE_SECONDS = 0.05
 PURGE_EVERY_WRITES = 200  # expired rows are deleted now and then by writers; readers ignore them anyway
 
 SCHEMA = """
@@ -33,6 +37,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS results_expires_at ON results (expires_at);
 """
+SCHEMA_PRESENT = "SELECT count(*) FROM sqlite_master WHERE name IN ('results', 'results_expires_at')"
 
 
 class SqliteResultStore:
@@ -46,6 +51,7 @@ class SqliteResultStore:
         self._local = threading.local()
         self._setup_lock = threading.Lock()
         self._writes_since_purge = 0
+        self.breaker = CircuitBreaker(COOLDOWN_SECONDS)
 
     def _connection(self) -> sqlite3.Connection:
         # A connection must not cross fork(): remember which process opened it.
@@ -59,30 +65,39 @@ class SqliteResultStore:
 
     def _open(self) -> sqlite3.Connection:
         """On a fresh file, connections racing to set it up can get "database is locked" at once (SQLite's
-        deadlock avoidance skips the busy wait), so setting up is retried a few times."""
+        deadlock avoidance skips the busy wait), so setting up is retried, all within one BUSY_TIMEOUT_MS."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for attempt in range(1, SETUP_ATTEMPTS):
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
             try:
-                return self._open_once()
+                return self._open_once(deadline)
             except sqlite3.OperationalError as error:
-                if "locked" not in str(error) and "busy" not in str(error):
+                locked = "locked" in str(error) or "busy" in str(error)
+                if not locked or time.monotonic() + SETUP_PAUSE_SECONDS >= deadline:
                     raise  # a path that cannot be opened will not open on a retry either
-                time.sleep(SETUP_PAUSE_SECONDS * attempt)
-        return self._open_once()
+                time.sleep(SETUP_PAUSE_SECONDS)
 
-    def _open_once(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    def _open_once(self, deadline: float) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=max(0.001, deadline - time.monotonic()), isolation_level=None)
         try:
-            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise sqlite3.OperationalError(f"journal_mode stayed {mode}: database is locked")
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")
+            # Only a fresh file needs the write lock: an open while another process writes must not wait for it.
+            if connection.execute(SCHEMA_PRESENT).fetchone()[0] < 2:
+                connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         except sqlite3.Error:
             connection.close()
             raise
         return connection
+
+    def _fail(self, what: str, error: Exception) -> None:
+        log.warning("result cache: sqlite %s failed (%s); skipping the file for %.0f s", what, error,
+                    self.breaker.cooldown_seconds)
+        self.stats.add("errors")
+        self.breaker.trip()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
         return {key: entry.result for key, entry in self.get_entries(keys).items()}
@@ -91,6 +106,15 @@ class SqliteResultStore:
         wanted = list(dict.fromkeys(keys))
         found: dict[str, Entry] = {}
         now = self._clock()
+        if self.breaker.allows():
+            self._read(wanted, now, found)
+        else:
+            self.stats.add("skipped", len(wanted))
+        self.stats.add("hits", len(found))
+        self.stats.add("misses", len(wanted) - len(found))
+        return found
+
+    def _read(self, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
         try:
             connection = self._connection()
             for chunk in chunks(wanted, KEYS_PER_QUERY):
@@ -110,11 +134,7 @@ class SqliteResultStore:
                         continue
                     found[key] = Entry(result, float(expires_at))
         except (sqlite3.Error, OSError) as error:
-            log.warning("result cache: sqlite read failed (%s), treating %d keys as misses", error, len(wanted))
-            self.stats.add("errors")
-        self.stats.add("hits", len(found))
-        self.stats.add("misses", len(wanted) - len(found))
-        return found
+            self._fail(f"read of {len(wanted)} keys", error)
 
     def put_many(self, results: Mapping[str, Result]) -> None:
         now = self._clock()
@@ -128,6 +148,9 @@ class SqliteResultStore:
                 continue
             rows.append((key, text, checksum, model_version_of(result), now, now + self.ttl_seconds))
         if not rows:
+            return
+        if not self.breaker.allows():
+            self.stats.add("skipped", len(rows))
             return
         try:
             connection = self._connection()
@@ -145,8 +168,7 @@ class SqliteResultStore:
                     connection.execute("ROLLBACK")
                 raise
         except (sqlite3.Error, OSError) as error:
-            log.warning("result cache: sqlite write of %d results failed: %s", len(rows), error)
-            self.stats.add("errors")
+            self._fail(f"write of {len(rows)} results", error)
             return
         self.stats.add("writes", len(rows))
 

@@ -8,22 +8,17 @@ time measured is the store's. Run with -s to see each case's time (the failure t
 """
 from __future__ import annotations
 
-import io
 import json
-import time
 
-import numpy as np
 import pytest
-from PIL import Image
 
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.memory import MemoryResultStore
 from function.cache.tiered import TieredResultStore
-from function.config import ServiceSettings
 from function.service import Service
+from tests.support.digits_service import classify, digits_models, digits_service  # noqa: F401  (fixture)
 from tests.support.dynamodb_server import use_fake_credentials
 from tests.support.faulty_endpoint import FaultyEndpoint, after, answer, hold, http_response, reset, trickle
-from tests.support.function_fixtures import http_api_event, model_dir
 
 STORE_BOUND_SECONDS = 1.5  # docs/caching.md: the most a failing or slow table adds to one request
 TABLE = "results"
@@ -70,49 +65,19 @@ WRITE_FAULTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def digits_models():
-    directory = model_dir()
-    if not (directory / "digits" / "manifest.json").is_file():
-        pytest.fail(f"the digits model is missing in {directory}; run `make models` first", pytrace=False)
-    return directory
-
-
 @pytest.fixture()
-def table_at(monkeypatch, digits_models):
+def table_at(monkeypatch, digits_models):  # noqa: F811
     """(endpoint url) -> (service, its DynamoDB store): one warm container whose table is at that url."""
     use_fake_credentials()
 
     def build(url: str) -> tuple[Service, DynamoDBResultStore]:
         monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", url)
         shared = DynamoDBResultStore(TABLE, ttl_seconds=60)
-        settings = ServiceSettings.from_env({}, model_dir=digits_models, default_image_model="digits")
-        service = Service(settings, TieredResultStore(MemoryResultStore(100, ttl_seconds=60), shared))
+        service = digits_service(digits_models, TieredResultStore(MemoryResultStore(100, ttl_seconds=60), shared))
         classify(service, 0)  # warm: the interpreter is loaded before anything is timed
         return service, shared
 
     return build
-
-
-def digit_png(column: int) -> bytes:
-    pixels = np.zeros((8, 8), dtype=np.uint8)
-    pixels[1:7, column] = 255
-    buffer = io.BytesIO()
-    Image.fromarray(pixels, mode="L").save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def classify(service: Service, column: int) -> tuple[dict, float]:
-    """One /classify of a new image (no earlier request had it); (parsed answer, seconds taken)."""
-    event = http_api_event("POST", "/classify", digit_png(column), "image/png", binary=True)
-    started = time.perf_counter()
-    result = service.handle_event(event, None)
-    seconds = time.perf_counter() - started
-    assert result["statusCode"] == 200, result["body"]
-    body = json.loads(result["body"])
-    prediction = body["predictions"][0]
-    assert prediction["cached"] is False and prediction["label"] in "0123456789"  # computed, not from the table
-    return body, seconds
 
 
 def assert_skipped_next_time(service: Service, shared: DynamoDBResultStore, endpoint: FaultyEndpoint) -> None:
