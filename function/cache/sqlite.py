@@ -7,7 +7,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from function.cache.base import Entry, Result, chunks
@@ -24,6 +24,10 @@ BUSY_TIMEOUT_MS = 500
 COOLDOWN_SECONDS = 10.0
 SETUP_PAUSE_SECONDS = 0.02  # between attempts to set up a fresh file that racing connections have locked
 KEYS_PER_QUERY = 500  # below SQLite's bound-parameter limit on every build
+# Connections kept open between calls. A pool, not one per thread: the local server runs each client connection
+# on a new thread, and per-thread connections (3 file descriptors each) stayed open until the garbage collector
+# found them.
+IDLE_CONNECTIONS = 4
 PURGE_EVERY_WRITES = 200  # expired rows are deleted now and then by writers; readers ignore them anyway
 
 SCHEMA = """
@@ -41,27 +45,40 @@ SCHEMA_PRESENT = "SELECT count(*) FROM sqlite_master WHERE name IN ('results', '
 
 
 class SqliteResultStore:
-    """Results in one SQLite file. One connection per thread and process; any SQLite error is a miss."""
+    """Results in one SQLite file, through a small pool of connections; any SQLite error is a miss."""
 
     def __init__(self, path: Path | str, ttl_seconds: float, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
         self.ttl_seconds = ttl_seconds
         self.stats = StoreStats()
         self._clock = clock
-        self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []
+        self._pool_pid = os.getpid()
+        self._pool_lock = threading.Lock()
         self._setup_lock = threading.Lock()
         self._writes_since_purge = 0
         self.breaker = CircuitBreaker(COOLDOWN_SECONDS)
 
-    def _connection(self) -> sqlite3.Connection:
-        # A connection must not cross fork(): remember which process opened it.
-        cached = getattr(self._local, "connection", None)
-        if cached is not None and cached[0] == os.getpid():
-            return cached[1]
-        with self._setup_lock:
-            connection = self._open()
-        self._local.connection = (os.getpid(), connection)
-        return connection
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one call, used by one thread at a time; back to the pool only if the call succeeded."""
+        with self._pool_lock:
+            if self._pool_pid != os.getpid():  # a connection must not cross fork(): the child opens its own
+                self._idle, self._pool_pid = [], os.getpid()
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            with self._setup_lock:
+                connection = self._open()
+        try:
+            yield connection
+        except BaseException:
+            connection.close()
+            raise
+        with self._pool_lock:
+            if len(self._idle) < IDLE_CONNECTIONS and self._pool_pid == os.getpid():
+                self._idle.append(connection)
+                return
+        connection.close()
 
     def _open(self) -> sqlite3.Connection:
         """On a fresh file, connections racing to set it up can get "database is locked" at once (SQLite's
@@ -78,7 +95,8 @@ class SqliteResultStore:
                 time.sleep(SETUP_PAUSE_SECONDS)
 
     def _open_once(self, deadline: float) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=max(0.001, deadline - time.monotonic()), isolation_level=None)
+        connection = sqlite3.connect(self.path, timeout=max(0.001, deadline - time.monotonic()), isolation_level=None,
+                                     check_same_thread=False)  # pooled: one thread at a time, not always the same
         try:
             mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
@@ -116,25 +134,28 @@ class SqliteResultStore:
 
     def _read(self, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
         try:
-            connection = self._connection()
-            for chunk in chunks(wanted, KEYS_PER_QUERY):
-                rows = connection.execute(
-                    "SELECT result_key, result, checksum, expires_at FROM results"
-                    f" WHERE result_key IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-                for key, text, checksum, expires_at in rows:
-                    if not isinstance(expires_at, (int, float)) or expires_at <= now:
-                        self.stats.add("expired")
-                        continue
-                    result = decode_result(text, checksum)
-                    if result is None:
-                        log.warning("result cache: sqlite row %s is corrupt, ignored", key[:12])
-                        self.stats.add("corrupt")
-                        continue
-                    found[key] = Entry(result, float(expires_at))
+            with self._connection() as connection:
+                self._select(connection, wanted, now, found)
         except (sqlite3.Error, OSError) as error:
             self._fail(f"read of {len(wanted)} keys", error)
+
+    def _select(self, connection: sqlite3.Connection, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
+        for chunk in chunks(wanted, KEYS_PER_QUERY):
+            rows = connection.execute(
+                "SELECT result_key, result, checksum, expires_at FROM results"
+                f" WHERE result_key IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for key, text, checksum, expires_at in rows:
+                if not isinstance(expires_at, (int, float)) or expires_at <= now:
+                    self.stats.add("expired")
+                    continue
+                result = decode_result(text, checksum)
+                if result is None:
+                    log.warning("result cache: sqlite row %s is corrupt, ignored", key[:12])
+                    self.stats.add("corrupt")
+                    continue
+                found[key] = Entry(result, float(expires_at))
 
     def put_many(self, results: Mapping[str, Result]) -> None:
         now = self._clock()
@@ -153,28 +174,31 @@ class SqliteResultStore:
             self.stats.add("skipped", len(rows))
             return
         try:
-            connection = self._connection()
-            # BEGIN IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
-                self._writes_since_purge += len(rows)
-                if self._writes_since_purge >= PURGE_EVERY_WRITES:
-                    connection.execute("DELETE FROM results WHERE expires_at <= ?", (now,))
-                    self._writes_since_purge = 0
-                connection.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
-                raise
+            with self._connection() as connection:
+                self._insert(connection, rows, now)
         except (sqlite3.Error, OSError) as error:
             self._fail(f"write of {len(rows)} results", error)
             return
         self.stats.add("writes", len(rows))
 
+    def _insert(self, connection: sqlite3.Connection, rows: list[tuple], now: float) -> None:
+        # BEGIN IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._writes_since_purge += len(rows)
+            if self._writes_since_purge >= PURGE_EVERY_WRITES:
+                connection.execute("DELETE FROM results WHERE expires_at <= ?", (now,))
+                self._writes_since_purge = 0
+            connection.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
-        """Close this thread's connection (tests, shutdown); other threads' close when they end."""
-        cached = getattr(self._local, "connection", None)
-        if cached is not None:
-            cached[1].close()
-            self._local.connection = None
+        """Close the idle connections (tests, shutdown); one in use closes when its call returns it."""
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
