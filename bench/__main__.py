@@ -26,6 +26,7 @@ SECTIONS = {
     5: "bench.footprint",
     6: "bench.throughput",
     7: "bench.conversion",
+    8: "bench.soak",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

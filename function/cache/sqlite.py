@@ -28,6 +28,9 @@ KEYS_PER_QUERY = 500  # below SQLite's bound-parameter limit on every build
 # on a new thread, and per-thread connections (3 file descriptors each) stayed open until the garbage collector
 # found them.
 IDLE_CONNECTIONS = 4
+# Each connection's page cache, in KiB. SQLite's default (2 MiB) fills as the file grows: with the pool that let a
+# long-running server grow 8 MB; lookups by primary key touch a few pages, and the OS caches the file anyway.
+PAGE_CACHE_KIB = 512
 PURGE_EVERY_WRITES = 200  # expired rows are deleted now and then by writers; readers ignore them anyway
 
 SCHEMA = """
@@ -102,6 +105,7 @@ class SqliteResultStore:
             if str(mode).lower() != "wal":
                 raise sqlite3.OperationalError(f"journal_mode stayed {mode}: database is locked")
             connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
             # Only a fresh file needs the write lock: an open while another process writes must not wait for it.
             if connection.execute(SCHEMA_PRESENT).fetchone()[0] < 2:
                 connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")
