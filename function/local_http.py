@@ -14,7 +14,7 @@ from http import HTTPStatus
 
 import h11
 
-from function.errors import ApiError, body_too_large, error_response
+from function.errors import ApiError, body_too_large, error_response, internal_error_response
 from function.events import Response
 
 # What API Gateway HTTP APIs route; any other method token is answered 501, as http.server did.
@@ -84,20 +84,22 @@ class HttpConnection:
 
     def serve(self) -> None:
         """Requests in order (pipelined ones too) until the client closes, idles out, or a request is refused."""
-        while True:
-            try:
-                request = self._read_request()
-            except ClientGone:
-                return
-            except FramingError as refused:
-                self._send(error_response(refused.error), head_only=False, close=True)
-                self._linger()
-                return
-            response = self.respond(request)
-            self._send(response, head_only=request.method == "HEAD", close=False)
-            if self.h11.our_state is not h11.DONE or self.h11.their_state is not h11.DONE:
-                return  # HTTP/1.0 or "Connection: close": h11 says this connection is finished
-            self.h11.start_next_cycle()
+        try:
+            while True:
+                try:
+                    request = self._read_request()
+                except ClientGone:
+                    return
+                except FramingError as refused:
+                    self._send(error_response(refused.error), head_only=False, close=True)
+                    self._linger()
+                    return
+                self._send(self.respond(request), head_only=request.method == "HEAD", close=False)
+                if self.h11.our_state is not h11.DONE or self.h11.their_state is not h11.DONE:
+                    return  # HTTP/1.0 or "Connection: close": h11 says this connection is finished
+                self.h11.start_next_cycle()
+        except OSError:
+            return  # the client went away mid-exchange: nobody is left to answer
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -164,7 +166,9 @@ class HttpConnection:
     def _check_head(self, request: h11.Request) -> None:
         method = request.method.decode("ascii")
         if request.http_version not in (b"1.0", b"1.1"):
-            raise FramingError(ApiError(505, "http_version_not_supported", "Send HTTP/1.1 (or HTTP/1.0)."))
+            # A client error, so a 4xx: RFC 9110's 505 would be the only 5xx besides 501 a client could cause here.
+            raise malformed(f"HTTP/{request.http_version.decode('ascii')} is not served here; send HTTP/1.1 "
+                            "(or HTTP/1.0).")
         if len(request.target) > self.limits.max_target_bytes:
             raise uri_too_long(f"The request target is {len(request.target)} bytes; the limit is "
                                f"{self.limits.max_target_bytes}.")
@@ -197,15 +201,15 @@ class HttpConnection:
         except ValueError:
             reason = b""
         # One write for head and body: two small writes met the client's delayed ACK (Nagle) under keep-alive.
-        data = self.h11.send(h11.Response(status_code=response.status, headers=headers, reason=reason))
+        try:
+            data = self.h11.send(h11.Response(status_code=response.status, headers=headers, reason=reason))
+        except h11.LocalProtocolError:  # a header h11 will not write (a newline in a value): a bug of ours
+            return self._send(internal_error_response(), head_only, close=True)
         if not head_only:
             data += self.h11.send(h11.Data(data=response.body))
         data += self.h11.send(h11.EndOfMessage())
         self.sock.settimeout(self.limits.request_timeout)
-        try:
-            self.sock.sendall(data)
-        except OSError:
-            pass  # the client went away; the connection ends either way
+        self.sock.sendall(data)
 
     def _linger(self) -> None:
         """Half-close, then read and drop what the client is still sending for a moment: closing a socket with

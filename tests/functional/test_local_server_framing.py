@@ -119,7 +119,7 @@ MALFORMED = {
     "HTTP/1.1 without Host": (b"GET /health HTTP/1.1\r\n\r\n", 400, "malformed_request"),
     "a header without a colon": (b"GET /health HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400,
                                  "malformed_request"),
-    "HTTP/2.0 in the request line": (b"GET /health HTTP/2.0\r\nHost: x\r\n\r\n", 505, "http_version_not_supported"),
+    "HTTP/2.0 in the request line": (b"GET /health HTTP/2.0\r\nHost: x\r\n\r\n", 400, "malformed_request"),
     "a 9 KB target": (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
     "a 200 KB target": (b"GET /" + b"a" * 200_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
     "101 headers": (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(101))
@@ -225,3 +225,20 @@ def test_a_request_trickled_past_its_time_limit_gets_408(server):
     data, closed = exchange(port, *pieces, pause=0.05)
     assert_one_json_error(data, closed, 408, "request_timeout")
     assert handler.events == []
+
+
+@pytest.mark.parametrize("broken", [
+    lambda event, context: 1 / 0,  # the handler's contract is "never raises": if it does, the server says so
+    lambda event, context: {"statusCode": 200, "headers": {"x-bad": "a\r\nInjected: yes"}, "body": "{}"},
+], ids=["handler raises", "header with a line break"])
+def test_a_broken_handler_answer_is_a_json_500_not_a_dropped_connection(broken):
+    http = make_server(broken, "127.0.0.1", 0, MAX_BODY, idle_timeout=IDLE_TIMEOUT)
+    threading.Thread(target=http.serve_forever, args=(0.02,), daemon=True).start()
+    try:
+        data, _ = exchange(http.server_address[1], b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    finally:
+        http.shutdown()
+        http.server_close()
+    ((status, headers, body),) = responses(data)
+    assert status == 500 and json.loads(body)["error"]["code"] == "internal_error"
+    assert "injected" not in headers
