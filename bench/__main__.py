@@ -27,6 +27,7 @@ SECTIONS = {
     6: "bench.throughput",
     7: "bench.conversion",
     8: "bench.embeddings",
+    9: "bench.soak",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 
