@@ -12,7 +12,7 @@ import pytest
 from function.cache.memory import MemoryResultStore
 from function.log import LOGGER_NAME, UNSAFE_IN_A_LINE, JsonLineFormatter
 from tests.support.digits_service import digits_models, digits_service  # noqa: F401  (fixture)
-from tests.support.function_fixtures import http_api_event, rest_api_event
+from tests.support.events import http_api_event, rest_api_event
 
 HOSTILE = ["\u2028", "\u2029", "\u0085", "\ud800", "\udfff", "\n", "\r\n", "\x1e", "\x00", "\U0001f600"]
 

@@ -14,7 +14,8 @@ from PIL import Image
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
 from function.service import Service
-from tests.support.function_fixtures import http_api_event, model_dir
+from tests.support.events import http_api_event
+from tests.support.function_fixtures import model_dir
 
 
 @pytest.fixture(scope="session")
