@@ -20,6 +20,9 @@ from function.models.manifest import TensorSpec
 from function.tasks.base import Batch, Result, Task
 
 Instance = dict[str, np.ndarray]
+# The dtypes a tensor can be sent and answered in as JSON numbers or booleans (function/protocols/tensor_values.py).
+SERVABLE_DTYPES = frozenset({"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                             "uint64", "bool"})
 
 
 class TensorTask(Task):
@@ -39,6 +42,8 @@ class TensorTask(Task):
         self.require(bool(self.manifest.inputs), "a model needs at least one input")
         for spec in (*self.manifest.inputs, *self.manifest.outputs):
             self.require(len(spec.shape) >= 1, f"tensor {spec.name!r} has no batch dimension")
+            self.require(spec.served_dtype in SERVABLE_DTYPES, f"tensor {spec.name!r} is {spec.served_dtype}; only "
+                         f"number and bool tensors can be served (string tensors need TensorFlow's Flex ops)")
 
     @property
     def inputs(self) -> tuple[TensorSpec, ...]:
@@ -51,9 +56,9 @@ class TensorTask(Task):
     def input_digest(self, item: Instance) -> str:
         digest = hashlib.sha256()
         for spec in self.inputs:
-            array = np.ascontiguousarray(item[spec.name])
+            array = np.asarray(item[spec.name])  # the shape before ascontiguousarray, which makes a scalar 1-d
             digest.update(f"{spec.name}\0{array.dtype.str}\0{array.shape}\0".encode())
-            digest.update(array.tobytes())
+            digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
 
     def cache_options(self, options: dict) -> dict:
