@@ -10,6 +10,10 @@ DEMO_MODELS := digits sentiment efficientnet_lite0
 QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
 QUANTIZATION_efficientnet_lite0 := float16
+# Demo SavedModels that `make models` builds but `python -m convert` cannot convert yet (tensor models): the tests
+# and the bench convert them by hand (tests/support/tensor_model.py). tabular will be served as float32: float16
+# made it bigger (7.3 KB vs 6.2 KB) and 3,700x less exact (docs/tensor-models.md).
+TENSOR_SAVED_MODELS := tabular
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
@@ -44,7 +48,7 @@ saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.install
 	@touch $@
 
 # The stamps say when a SavedModel was built: keep them (make would delete them as intermediate files).
-.SECONDARY: $(foreach m,$(DEMO_MODELS),saved_model/$(m)/.built)
+.SECONDARY: $(foreach m,$(DEMO_MODELS) $(TENSOR_SAVED_MODELS),saved_model/$(m)/.built)
 
 # Recipe helpers that only one model uses.
 saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
@@ -54,8 +58,8 @@ saved_model/sentiment/.built: saved_model/recipes/minilm.py saved_model/recipes/
 models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
 	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)
 
-models: $(foreach m,$(DEMO_MODELS),models/$(m)/manifest.json)
-	@echo "==> demo models ready in models/: $(DEMO_MODELS)"
+models: $(foreach m,$(DEMO_MODELS),models/$(m)/manifest.json) $(foreach m,$(TENSOR_SAVED_MODELS),saved_model/$(m)/.built)
+	@echo "==> demo models ready in models/: $(DEMO_MODELS); built, not converted: $(TENSOR_SAVED_MODELS)"
 
 serve: models
 	@echo "==> serving on http://$(HOST):$(PORT) (Ctrl-C to stop)"
@@ -76,4 +80,4 @@ lint: venv
 	@$(VENV)/bin/hadolint Dockerfile
 
 clean:
-	rm -rf models build $(foreach m,$(DEMO_MODELS),saved_model/$(m))
+	rm -rf models build $(foreach m,$(DEMO_MODELS) $(TENSOR_SAVED_MODELS),saved_model/$(m))
