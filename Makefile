@@ -11,8 +11,8 @@ QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
 QUANTIZATION_efficientnet_lite0 := float16
 # Demo SavedModels that `make models` builds but `python -m convert` cannot convert yet (tensor models): the tests
-# and the bench convert them by hand (tests/support/tensor_model.py). tabular will be served as float32: float16
-# made it bigger (7.3 KB vs 6.2 KB) and 3,700x less exact (docs/tensor-models.md).
+# and the bench convert them by hand (tests/support/tensor_model.py). tabular is served as float32: float16 made
+# it bigger (7.3 KB vs 6.2 KB) and 3,700x less exact, for the same speed (docs/tensor-models.md).
 TENSOR_SAVED_MODELS := tabular
 HOST ?= 127.0.0.1
 PORT ?= 8080
