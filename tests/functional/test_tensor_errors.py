@@ -3,8 +3,11 @@ names what is wrong (the input, the shape it takes, what arrived), and the servi
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
@@ -146,3 +149,37 @@ def test_compressed_bodies_are_refused_by_name(tensor_service):
 def test_wrong_paths_and_methods_answer_in_the_protocol_shape(tensor_service, method, path, status):
     got_status, got = call(tensor_service, method, path, {} if method == "POST" else None)
     assert got_status == status and set(got) == {"error"} and isinstance(got["error"], str)
+
+
+# ---- generated requests: near-valid tensors, mutated; never a 5xx, always the protocol's error shape -------------
+
+numbers = st.one_of(st.integers(-(2 ** 65), 2 ** 65), st.floats(allow_nan=True, allow_infinity=True), st.booleans())
+leaves = st.one_of(numbers, st.none(), st.text(max_size=3), st.just({"b64": "AAAA"}))
+tensors = st.recursive(leaves, lambda inner: st.lists(inner, max_size=7), max_leaves=30)
+names = st.sampled_from(["vitals", "sex", "serum", "risk", ""])
+v2_inputs = st.fixed_dictionaries(
+    {"name": names, "shape": st.one_of(st.lists(st.integers(-1, 7), max_size=3), tensors),
+     "datatype": st.sampled_from(["FP32", "INT32", "FP64", "BOOL", "BYTES", "fp32"]), "data": tensors},
+    optional={"parameters": st.dictionaries(st.sampled_from(["binary_data_size", "shared_memory_region", "x"]),
+                                            numbers, max_size=2)})
+v2_bodies = st.fixed_dictionaries({"inputs": st.lists(v2_inputs, max_size=4)},
+                                  optional={"id": st.one_of(st.text(max_size=5), numbers),
+                                            "outputs": st.lists(st.fixed_dictionaries({"name": names}), max_size=3),
+                                            "parameters": st.dictionaries(st.just("binary_data_output"), numbers)})
+rows = st.fixed_dictionaries({}, optional={"vitals": tensors, "sex": tensors, "serum": tensors, "x": tensors})
+tf_bodies = st.one_of(st.fixed_dictionaries({"instances": st.one_of(st.lists(rows, max_size=3), tensors)}),
+                      st.fixed_dictionaries({"inputs": st.one_of(rows, tensors)},
+                                            optional={"signature_name": st.one_of(st.text(max_size=5), numbers)}))
+# TENSOR_PROPERTY_EXAMPLES (default 300, ~30 s) for a longer hunt.
+GENERATED = settings(max_examples=int(os.environ.get("TENSOR_PROPERTY_EXAMPLES", "300")), deadline=None, derandomize=True, database=None,
+                     suppress_health_check=list(HealthCheck))
+
+
+@GENERATED
+@given(body=st.one_of(v2_bodies.map(lambda body: (INFER, body)), tf_bodies.map(lambda body: (PREDICT, body))))
+def test_generated_tensor_requests_never_fail_the_server(tensor_service, body):
+    path, payload = body
+    status, got = call(tensor_service, "POST", path, payload)
+    assert status in (200, 400, 413), (status, got)
+    if status != 200:
+        assert set(got) == {"error"} and isinstance(got["error"], str) and got["error"]
