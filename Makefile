@@ -5,12 +5,13 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-DEMO_MODELS := digits sentiment efficientnet_lite0 minilm
+DEMO_MODELS := digits sentiment efficientnet_lite0 minilm tabular
 # The mode each demo model is served in: a measured choice, see docs/conversion.md.
 QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
 QUANTIZATION_efficientnet_lite0 := float16
 QUANTIZATION_minilm := float16
+QUANTIZATION_tabular := float32
 HOST ?= 127.0.0.1
 PORT ?= 8080
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -61,6 +62,29 @@ def render(sections: list[SectionResult], total_seconds: float, command: str) ->
                  f"<sub>measured in the run started {section.run_started}, took {section.seconds:.0f} s</sub>", ""]
     # Tools quote the paths they were given: none of this machine's may end up in the committed file.
     return "\n".join(header + body).replace(f"{REPO_ROOT}/", "")
+
+
+SECTION_HEADING = re.compile(r"^## (\d+)\. (.+)$", re.MULTILINE)
+FOOTER = re.compile(r"<sub>measured in the run started (.+?), took (\d+) s</sub>\s*$")
+TARGETS = re.compile(r"^## Targets.*?\n\n(.*?)\n\n", re.MULTILINE | re.DOTALL)
+
+
+def published_sections(document: str) -> list[SectionResult]:
+    """The sections of a written BENCHMARKS.md, for those with no stored result: rerunning one section on a fresh
+    checkout keeps the others' published figures. The target lines stay with the first section read back."""
+    headings = list(SECTION_HEADING.finditer(document))
+    found = TARGETS.search(document)
+    targets = [line[2:] for line in found.group(1).splitlines() if line.startswith("- ")] if found else []
+    sections = []
+    for index, heading in enumerate(headings):
+        end = headings[index + 1].start() if index + 1 < len(headings) else len(document)
+        body = document[heading.end():end].strip()
+        footer = FOOTER.search(body)
+        sections.append(SectionResult(
+            number=int(heading.group(1)), title=heading.group(2), markdown=body[:footer.start()].strip() if footer else body,
+            verdicts=targets if index == 0 else [], seconds=float(footer.group(2)) if footer else 0.0,
+            run_started=footer.group(1) if footer else ""))
+    return sections
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:

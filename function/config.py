@@ -82,6 +82,7 @@ MAX_BODY_BYTES = "MAX_BODY_BYTES"
 MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
 MAX_BATCH = "MAX_BATCH"  # images per request
 MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request (embedding clients send batches)
+MAX_TENSOR_BATCH = "MAX_TENSOR_BATCH"  # instances per TF Serving / Open Inference request
 MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
 MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
 PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
@@ -93,6 +94,9 @@ DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
 DEFAULT_MAX_IMAGE_PIXELS = 40_000_000
 DEFAULT_MAX_BATCH = 16
 DEFAULT_MAX_TEXT_BATCH = 128
+# Feature rows are tiny: a client scores a page of them at once. The body limit bounds big tensors long before this
+# (one 224x224x3 float image in JSON is ~2-3 MB).
+DEFAULT_MAX_TENSOR_BATCH = 256
 # 128 texts of 128 tokens: bounds the work one request can ask of MiniLM well inside API Gateway's 29 s.
 DEFAULT_MAX_BATCH_TOKENS = 16_384
 DEFAULT_MAX_TEXT_CHARS = 10_000
@@ -108,6 +112,7 @@ class ServiceSettings:
     max_image_pixels: int
     max_batch: int
     max_text_batch: int
+    max_tensor_batch: int
     max_batch_tokens: int
     max_text_chars: int
     preload_models: bool
@@ -148,6 +153,7 @@ class ServiceSettings:
             max_image_pixels=number(MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
             max_batch=number(MAX_BATCH, DEFAULT_MAX_BATCH),
             max_text_batch=number(MAX_TEXT_BATCH, DEFAULT_MAX_TEXT_BATCH),
+            max_tensor_batch=number(MAX_TENSOR_BATCH, DEFAULT_MAX_TENSOR_BATCH),
             max_batch_tokens=number(MAX_BATCH_TOKENS, DEFAULT_MAX_BATCH_TOKENS),
             max_text_chars=number(MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
             preload_models=preload == "all",

@@ -11,6 +11,7 @@ from function.responses import Response
 from function.routes.catalog import health, list_models
 from function.routes.classify import classify
 from function.routes.context import RouteContext
+from function.routes import open_inference, tfserving
 from function.routes.embed import embed
 from function.routes.openai_embeddings import embeddings
 from function.routes.text import sentiment, tokenize
@@ -25,6 +26,23 @@ ROUTES: dict[str, dict[str, RouteFunction]] = {
     "/v1/embeddings": {"POST": embeddings},
     "/models": {"GET": list_models},
     "/health": {"GET": health},
+    # TensorFlow Serving's REST API (docs/api.md); a version, when given, must be the one served.
+    "/v1/models/{name}": {"GET": tfserving.model_status},
+    "/v1/models/{name}/versions/{version}": {"GET": tfserving.model_status},
+    "/v1/models/{name}/metadata": {"GET": tfserving.model_metadata},
+    "/v1/models/{name}/versions/{version}/metadata": {"GET": tfserving.model_metadata},
+    "/v1/models/{name}:predict": {"POST": tfserving.predict},
+    "/v1/models/{name}/versions/{version}:predict": {"POST": tfserving.predict},
+    # The Open Inference Protocol v2 (docs/api.md).
+    "/v2": {"GET": open_inference.server_metadata},
+    "/v2/health/live": {"GET": open_inference.server_live},
+    "/v2/health/ready": {"GET": open_inference.server_ready},
+    "/v2/models/{name}": {"GET": open_inference.model_metadata},
+    "/v2/models/{name}/versions/{version}": {"GET": open_inference.model_metadata},
+    "/v2/models/{name}/ready": {"GET": open_inference.model_ready},
+    "/v2/models/{name}/versions/{version}/ready": {"GET": open_inference.model_ready},
+    "/v2/models/{name}/infer": {"POST": open_inference.infer},
+    "/v2/models/{name}/versions/{version}/infer": {"POST": open_inference.infer},
 }
 
 

@@ -1,0 +1,63 @@
+"""Fixtures for the tensor protocols' tests: the demo models plus `tabular`, and its reference outputs.
+
+`tabular` is served from models/tabular when `make models` converted it; otherwise it is converted by hand from
+saved_model/tabular (tests/support/tensor_model.py, ~10 s of TensorFlow once per session), as long as
+`python -m convert` on this branch converts classifiers only.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from function.models.registry import ModelRegistry
+from function.service import Service
+from tests.support.function_fixtures import DEMO_MODELS, REPO, make_service
+
+TABULAR = "tabular"
+TABULAR_SAVED_MODEL = REPO / "saved_model" / TABULAR
+# |served - SavedModel| <= ATOL + RTOL * |SavedModel|, per value of every output, for a float32 conversion
+# (docs/tensor-models.md; measured: 6.1e-5 on progression values of ~25-350, 6.6e-7 on risk probabilities).
+ATOL, RTOL = 1e-5, 1e-5
+
+
+@pytest.fixture(scope="session")
+def tensor_model_dir(demo_models: Path, tmp_path_factory) -> Path:
+    """One MODEL_DIR with every demo model (linked, not copied) and tabular."""
+    root = tmp_path_factory.mktemp("tensor-models")
+    for name in DEMO_MODELS:
+        (root / name).symlink_to(demo_models / name, target_is_directory=True)
+    converted = demo_models / TABULAR
+    if (converted / "manifest.json").is_file():
+        (root / TABULAR).symlink_to(converted, target_is_directory=True)
+        return root
+    if not (TABULAR_SAVED_MODEL / "reference_outputs.npz").is_file():
+        pytest.fail(f"{TABULAR_SAVED_MODEL} is not built: run `make saved_model/tabular/.built`", pytrace=False)
+    from tests.support.tensor_model import write_model_dir  # noqa: PLC0415  (imports TensorFlow)
+
+    write_model_dir(TABULAR_SAVED_MODEL, root / TABULAR, "float32")
+    return root
+
+
+@pytest.fixture(scope="session")
+def tensor_registry(tensor_model_dir: Path) -> ModelRegistry:
+    return ModelRegistry(tensor_model_dir)
+
+
+@pytest.fixture()
+def tensor_service(tensor_registry: ModelRegistry) -> Service:
+    """A warm service over every model, with an empty in-memory result cache."""
+    return make_service(tensor_registry)
+
+
+def tabular_samples() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(validation inputs by input name, the SavedModel's own outputs on them by output name)."""
+    inputs = np.load(TABULAR_SAVED_MODEL / "validation.npz")
+    outputs = np.load(TABULAR_SAVED_MODEL / "reference_outputs.npz")
+    return ({key.removeprefix("inputs_"): inputs[key] for key in inputs.files},
+            {key.removeprefix("outputs_"): outputs[key] for key in outputs.files})
+
+
+def assert_matches_saved_model(got: object, want: np.ndarray) -> None:
+    np.testing.assert_allclose(np.asarray(got, np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL)
