@@ -1,10 +1,9 @@
-"""Section 8: warm TF Serving :predict and Open Inference /infer over the raw interpreter call, for the tabular
+"""Section 10: warm TF Serving :predict and Open Inference /infer over the raw interpreter call, for the tabular
 model and for EfficientNet-Lite0 given a 224x224x3 float tensor, and what reading such a tensor from JSON costs.
 
 The handler runs in-process inside the function's own venv and task root (bench/tensor_worker.py), result cache
 off, alternating request by request with the model's LiteRT signature runner called on the same inputs as typed
-arrays. `tabular` comes from models/ once `python -m convert` converts tensor models; until then it is converted
-by hand from saved_model/tabular (tests/support/tensor_model.py) into build/bench/tensor-models/.
+arrays, both from models/ (`make models`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from bench.report import SectionResult, table
 from bench.stats import percentile
 
-NUMBER = 8
+NUMBER = 10
 TITLE = "Tensor protocols: warm :predict over the raw interpreter call"
 IMAGE_MODEL = "efficientnet_lite0"
 TABULAR = "tabular"
@@ -34,25 +33,8 @@ JSON_RUNS = 15
 
 
 def tensor_model_dir() -> Path:
-    """EfficientNet-Lite0 from models/, tabular from models/ or converted by hand from saved_model/tabular."""
-    root = BUILD_DIR / "tensor-models"
-    root.mkdir(parents=True, exist_ok=True)
-    image = root / IMAGE_MODEL
-    if not image.exists():
-        image.symlink_to(MODELS_DIR / IMAGE_MODEL, target_is_directory=True)
-    tabular, converted = root / TABULAR, MODELS_DIR / TABULAR
-    if (converted / "manifest.json").exists():
-        if not tabular.is_symlink():
-            subprocess.run(["rm", "-rf", str(tabular)], check=True)
-            tabular.symlink_to(converted, target_is_directory=True)
-        return root
-    source = SAVED_MODEL_DIR / TABULAR
-    manifest = tabular / "manifest.json"
-    if not manifest.exists() or manifest.stat().st_mtime < (source / "saved_model.pb").stat().st_mtime:
-        from tests.support.tensor_model import write_model_dir  # noqa: PLC0415  (imports TensorFlow)
-
-        write_model_dir(source, tabular, "float32")
-    return root
+    """The converted demo models: EfficientNet-Lite0 and tabular among them (`make models`)."""
+    return MODELS_DIR
 
 
 def _event(path: str, body: bytes, content_type: str, headers: dict | None = None) -> dict:

@@ -1,9 +1,5 @@
-"""Fixtures for the tensor protocols' tests: the demo models plus `tabular`, and its reference outputs.
-
-`tabular` is served from models/tabular when `make models` converted it; otherwise it is converted by hand from
-saved_model/tabular (tests/support/tensor_model.py, ~10 s of TensorFlow once per session), as long as
-`python -m convert` on this branch converts classifiers only.
-"""
+"""Fixtures for the tensor protocols' tests: the demo models (tabular among them, converted by `make models`) and
+the tabular SavedModel's own outputs on its validation rows (saved_model/recipes/tabular.py writes them)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +9,7 @@ import pytest
 
 from function.models.registry import ModelRegistry
 from function.service import Service
-from tests.support.function_fixtures import DEMO_MODELS, REPO, make_service
+from tests.support.function_fixtures import REPO, demo_models, make_service  # noqa: F401
 
 TABULAR = "tabular"
 TABULAR_SAVED_MODEL = REPO / "saved_model" / TABULAR
@@ -23,21 +19,8 @@ ATOL, RTOL = 1e-5, 1e-5
 
 
 @pytest.fixture(scope="session")
-def tensor_model_dir(demo_models: Path, tmp_path_factory) -> Path:
-    """One MODEL_DIR with every demo model (linked, not copied) and tabular."""
-    root = tmp_path_factory.mktemp("tensor-models")
-    for name in DEMO_MODELS:
-        (root / name).symlink_to(demo_models / name, target_is_directory=True)
-    converted = demo_models / TABULAR
-    if (converted / "manifest.json").is_file():
-        (root / TABULAR).symlink_to(converted, target_is_directory=True)
-        return root
-    if not (TABULAR_SAVED_MODEL / "reference_outputs.npz").is_file():
-        pytest.fail(f"{TABULAR_SAVED_MODEL} is not built: run `make saved_model/tabular/.built`", pytrace=False)
-    from tests.support.tensor_model import write_model_dir  # noqa: PLC0415  (imports TensorFlow)
-
-    write_model_dir(TABULAR_SAVED_MODEL, root / TABULAR, "float32")
-    return root
+def tensor_model_dir(demo_models: Path) -> Path:
+    return demo_models
 
 
 @pytest.fixture(scope="session")
