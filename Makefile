@@ -19,7 +19,7 @@ PORT ?= 8080
 export TF_CPP_MIN_LOG_LEVEL := 2
 
 RECIPE_COMMON := saved_model/__init__.py saved_model/__main__.py saved_model/recipes/common.py
-CONVERT_SOURCES := $(wildcard convert/*.py)
+CONVERT_SOURCES := $(wildcard convert/*.py convert/*/*.py)
 
 .PHONY: help venv models serve test bench lint clean
 
