@@ -1,5 +1,6 @@
 """Path and method -> route function. Paths may hold {name} parts; unknown paths are 404, known paths with
-another method 405. The one table of every route: a new route (or protocol codec) is one entry here."""
+another method 405. The one table of every route: a new route (or protocol codec) is one entry here, and its
+function carries its OpenAPI description (`@described_by`, function/openapi/operation.py)."""
 from __future__ import annotations
 
 import re
@@ -13,6 +14,8 @@ from function.routes.classify import classify
 from function.routes.context import RouteContext
 from function.routes.embed import embed
 from function.routes.openai_embeddings import embeddings
+from function.routes.openapi_document import openapi_document
+from function.routes.page import page
 from function.routes.text import sentiment, tokenize
 
 RouteFunction = Callable[[RouteContext], Response]
@@ -25,6 +28,8 @@ ROUTES: dict[str, dict[str, RouteFunction]] = {
     "/v1/embeddings": {"POST": embeddings},
     "/models": {"GET": list_models},
     "/health": {"GET": health},
+    "/openapi.json": {"GET": openapi_document},
+    "/": {"GET": page},
 }
 
 
@@ -60,8 +65,8 @@ def template_of(path: str) -> tuple[str, dict[str, str]] | None:
 def resolve(method: str, path: str) -> Match:
     matched = template_of(path)
     if matched is None:
-        raise RouteNotFound("route_not_found", f"There is no route {normalize(path)}; try "
-                            f"{', '.join(t for t in ROUTES if '{' not in t)}.")
+        raise RouteNotFound("route_not_found", f"There is no route {normalize(path)}; GET /openapi.json lists "
+                            "every route.")
     template, params = matched
     methods = ROUTES[template]
     function = methods.get(method)
