@@ -44,8 +44,8 @@ def http_api_event(method: str, target: str, headers: dict[str, str], body: byte
         "routeKey": "$default",
         "rawPath": url.path,
         "rawQueryString": url.query,
-        # API Gateway joins repeated names with commas.
-        **({"queryStringParameters": _joined(parse_qsl(url.query))} if url.query else {}),
+        # API Gateway joins repeated names with commas and keeps empty values (`?model=` is model "").
+        **({"queryStringParameters": _joined(parse_qsl(url.query, keep_blank_values=True))} if url.query else {}),
         "headers": lowered,
         "requestContext": {
             "accountId": "000000000000",
@@ -107,7 +107,12 @@ def make_request_handler(handler: Handler, max_body_bytes: int) -> type[BaseHTTP
             if self.command != "HEAD":
                 self.wfile.write(response.body)
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _serve
+        def __getattr__(self, name: str):
+            # Every method reaches the function, which answers 405 where a route lacks it: http.server alone
+            # answers an HTML 501 to any method it has no do_ attribute for (TRACE, QUERY...).
+            if name.startswith("do_"):
+                return self._serve
+            raise AttributeError(name)
 
         def log_message(self, format: str, *args) -> None:  # noqa: A002
             pass  # the handler already logs one JSON line per request
