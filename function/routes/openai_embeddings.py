@@ -54,7 +54,7 @@ def describe(deployment: Deployment) -> Operation:
         "model": spec.model_field(deployment, TASK),
         "encoding_format": {"enum": [*ENCODINGS, None], "default": "float"},
         "dimensions": {"type": ["integer", "null"], "description": "Only the model's own number of dimensions."},
-        "user": spec.STRING,
+        "user": {"description": "Accepted and ignored (OpenAI's clients may send it)."},
     }}
     base64 = {**spec.STRING, "contentEncoding": "base64",
               "description": "Little-endian float32 values (encoding_format base64)."}
@@ -81,13 +81,14 @@ def embeddings(ctx: RouteContext) -> Response:
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
         texts = _input_texts(ctx, body)
-        encoding = body.get("encoding_format") or "float"
+        encoding = body.get("encoding_format")
+        encoding = "float" if encoding is None else encoding
         if encoding not in ENCODINGS:
             raise InvalidInput("invalid_field", f"'encoding_format' must be one of {', '.join(ENCODINGS)}.",
                                param="encoding_format")
     task = ctx.task(body, TASK)
     dimensions = body.get("dimensions")
-    if dimensions is not None and dimensions != task.dimensions:
+    if dimensions is not None and (isinstance(dimensions, bool) or dimensions != task.dimensions):
         raise InvalidInput("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
                            f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
                            f"{task.dimensions}.", param="dimensions")

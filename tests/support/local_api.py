@@ -15,7 +15,7 @@ import pytest
 from function.local_server import make_server
 from function.models.registry import ModelRegistry
 from function.service import Service
-from tests.support.embedding_stand_in import models_with_embedding
+from tests.support.embedding_stand_in import NAME as STAND_IN, models_with_embedding
 from tests.support.function_fixtures import make_service
 
 
@@ -42,7 +42,9 @@ def demo_api(registry: ModelRegistry) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def embedding_api(demo_models: Path, tmp_path_factory) -> Iterator[str]:
-    """The demo models plus a text_embedding model (tests/support/embedding_stand_in.py), the page on."""
+    """The demo models plus a text_embedding model (tests/support/embedding_stand_in.py), the default of the
+    embedding routes, the page on."""
     directory = models_with_embedding(demo_models, tmp_path_factory.mktemp("models") / "models")
-    with serving(make_service(ModelRegistry(directory), serve_page=True)) as url:
+    service = make_service(ModelRegistry(directory), serve_page=True, default_embedding_model=STAND_IN)
+    with serving(service) as url:
         yield url
