@@ -1,7 +1,6 @@
 """What a route declares about itself for GET /openapi.json: its request, its answer, its error codes and limits."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from function.config import ServiceSettings
@@ -37,6 +36,3 @@ class Operation:
     errors: tuple[str, ...] = ()  # error codes, as function/openapi/error_codes.py lists them
     limits: tuple[str, ...] = ()  # function/config.py LIMITS that bound this route
     tags: tuple[str, ...] = ()
-
-
-Describe = Callable[[Deployment], "Operation | None"]  # None: the route is off in this deployment

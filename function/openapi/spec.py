@@ -5,10 +5,9 @@ Routes import it inside their `describe` function, so that only the first GET /o
 """
 from __future__ import annotations
 
-from function.openapi.error_codes import JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TEXTS
-from function.openapi.operation import Deployment, Operation, Parameter
-
-__all__ = ["JSON_BODY", "MODEL_CHOICE", "ONE_OR_MANY", "TEXTS", "Deployment", "Operation", "Parameter"]  # and below
+# Re-exported: a description needs this one module.
+from function.openapi.error_codes import JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TEXTS  # noqa: F401
+from function.openapi.operation import Deployment, Operation, Parameter  # noqa: F401
 
 STRING = {"type": "string"}
 BOOLEAN = {"type": "boolean"}
@@ -56,5 +55,4 @@ def texts_body(deployment: Deployment, model: dict, extra: dict | None = None) -
     text = {"type": "string", "minLength": 1, "maxLength": settings.max_text_chars,
             "description": f"Not only whitespace; at most {settings.max_text_chars} characters (MAX_TEXT_CHARS)."}
     properties, constraint = one_or_many("text", "texts", text, settings.max_text_batch, "text")
-    return {"type": "object", "properties": {**properties, "model": model, **(extra or {})},
-            **constraint}
+    return {"type": "object", "properties": {**properties, "model": model, **(extra or {})}, **constraint}

@@ -3,6 +3,8 @@ codes, limits in force), built on first request without loading a model."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from openapi_spec_validator import validate
@@ -15,7 +17,7 @@ from function.openapi.error_codes import ERROR_CODES
 from function.router import ROUTES
 from tests.functional.test_function_errors import CASES
 from tests.support.events import http_api_event
-from tests.support.function_fixtures import call, demo_models, make_service, registry, service  # noqa: F401
+from tests.support.function_fixtures import REPO, call, demo_models, make_service, registry, service  # noqa: F401
 
 
 def document(service) -> dict:
@@ -132,3 +134,11 @@ def test_path_parameters_come_from_the_route_template(service):
     [parameter] = doc["paths"]["/v9/models/{name}:check"]["get"]["parameters"]
     assert parameter == {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
     validate(doc)
+
+
+def test_the_routes_import_no_description_code_at_init():
+    # The Lambda init imports the router; the descriptions and the builder wait for the first GET /openapi.json.
+    probe = ("import sys, function.router; "
+             "print(sorted(m for m in sys.modules if m.startswith('function.openapi.')))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    assert run.stdout.strip() == "[]"
