@@ -24,7 +24,7 @@ CONVERT_SOURCES := $(wildcard convert/*.py convert/*/*.py)
 .PHONY: help venv models serve test bench lint clean
 
 help:
-	@echo "make serve   build the demo models if needed, convert them, serve the API on http://$(HOST):$(PORT)"
+	@echo "make serve   build the demo models if needed, convert them, serve the API and a page to try it on http://$(HOST):$(PORT)"
 	@echo "make test    the whole test suite (installs and starts what it needs)"
 	@echo "make models  build + convert the demo models only;  make bench  write BENCHMARKS.md"
 

@@ -1,5 +1,6 @@
 """Path and method -> route function. Paths may hold {name} parts; unknown paths are 404, known paths with
-another method 405. The one table of every route: a new route (or protocol codec) is one entry here."""
+another method 405. The one table of every route: a new route (or protocol codec) is one entry here, and its
+function carries its OpenAPI description (`@described_by`, function/openapi/operation.py)."""
 from __future__ import annotations
 
 import re
@@ -14,6 +15,8 @@ from function.routes.context import RouteContext
 from function.routes import open_inference, tfserving
 from function.routes.embed import embed
 from function.routes.openai_embeddings import embeddings
+from function.routes.openapi_document import openapi_document
+from function.routes.page import page
 from function.routes.text import sentiment, tokenize
 
 RouteFunction = Callable[[RouteContext], Response]
@@ -43,6 +46,8 @@ ROUTES: dict[str, dict[str, RouteFunction]] = {
     "/v2/models/{name}/versions/{version}/ready": {"GET": open_inference.model_ready},
     "/v2/models/{name}/infer": {"POST": open_inference.infer},
     "/v2/models/{name}/versions/{version}/infer": {"POST": open_inference.infer},
+    "/openapi.json": {"GET": openapi_document},
+    "/": {"GET": page},
 }
 
 
@@ -78,8 +83,8 @@ def template_of(path: str) -> tuple[str, dict[str, str]] | None:
 def resolve(method: str, path: str) -> Match:
     matched = template_of(path)
     if matched is None:
-        raise RouteNotFound("route_not_found", f"There is no route {normalize(path)}; try "
-                            f"{', '.join(t for t in ROUTES if '{' not in t)}.")
+        raise RouteNotFound("route_not_found", f"There is no route {normalize(path)}; GET /openapi.json lists "
+                            "every route.")
     template, params = matched
     methods = ROUTES[template]
     function = methods.get(method)
