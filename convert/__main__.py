@@ -33,7 +33,8 @@ a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
             stay int32; needs representative inputs to calibrate              threshold {int8:.0%}
 
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
-details: docs/conversion.md""".format(**THRESHOLDS)
+details: docs/conversion.md
+publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(**THRESHOLDS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["publish"]:
+        from convert.publish import main as publish  # noqa: PLC0415  (its own arguments, no TensorFlow)
+
+        return publish(argv[1:])
     args = build_parser().parse_args(argv)
     from convert.pipeline import run  # noqa: PLC0415  (keeps --help and usage errors instant)
 

@@ -4,9 +4,7 @@ The calls themselves run against moto's server in tests/functional/test_events_*
 from __future__ import annotations
 
 import http.client
-import threading
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
@@ -16,52 +14,9 @@ from botocore.credentials import Credentials as BotoCredentials
 
 from function.aws.s3 import ObjectTooLarge, S3Client, S3Error, parse_tagging, resolve_endpoint
 from function.aws.sigv4 import Credentials
+from tests.support.recording_s3 import RecordingS3
 
 CREDENTIALS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session/token+==")
-
-
-class RecordingS3:
-    """A real HTTP/1.1 server on 127.0.0.1: records each request, answers with the next scripted
-    (status, headers, body); `truncate` sends a Content-Length larger than the body, then hangs up."""
-
-    def __init__(self, *answers: tuple[int, dict, bytes], truncate: bool = False) -> None:
-        self.answers = list(answers)
-        self.requests: list[dict] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                server.requests.append({"method": self.command, "target": self.path, "headers": dict(self.headers),
-                                        "body": self.rfile.read(length)})
-                status, headers, body = server.answers.pop(0) if server.answers else (500, {}, b"")
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body) * (2 if truncate else 1)))
-                self.end_headers()
-                self.wfile.write(body)
-                if truncate:
-                    self.close_connection = True
-
-            do_GET = do_PUT = _answer
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "RecordingS3":
-        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 def client_for(url: str) -> S3Client:
