@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -71,3 +72,25 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 def verdict(met: bool, text: str) -> str:
     return f"{'met' if met else '**missed**'}: {text}"
+
+
+SECTION_HEADING = re.compile(r"^## (\d+)\. (.+)$", re.MULTILINE)
+SECTION_FOOTER = re.compile(r"<sub>measured in the run started (.+?), took (\d+) s</sub>\s*$")
+
+
+def sections_from_markdown(text: str) -> list[SectionResult]:
+    """The sections of an existing BENCHMARKS.md, as written: what a partial run keeps for the sections it did not
+    measure when this checkout has no stored result for them. The summary's target lines go with the first."""
+    headings = list(SECTION_HEADING.finditer(text))
+    targets = re.search(r"^## Targets[^\n]*\n\n((?:- .*\n)+)", text, re.MULTILINE)
+    sections = []
+    for heading, following in zip(headings, [*headings[1:], None]):
+        block = text[heading.end():following.start() if following else len(text)].strip()
+        footer = SECTION_FOOTER.search(block)
+        markdown = block[:footer.start()].strip() if footer else block
+        sections.append(SectionResult(int(heading.group(1)), heading.group(2), markdown,
+                                      run_started=footer.group(1) if footer else "",
+                                      seconds=float(footer.group(2)) if footer else 0.0))
+    if sections and targets:
+        sections[0].verdicts = [line[2:] for line in targets.group(1).splitlines()]
+    return sections
