@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from function.aws.s3 import S3Client, S3Error
+from function.config import ServiceSettings
 from function.models.download import DownloadedFiles
 from function.models.manifest import ManifestError, parse_manifest
 from function.models.published import INDEX_FILE, ModelIndexError, PublishedModel, parse_index, parse_s3_url
@@ -39,7 +40,7 @@ class S3ModelSource(ModelSource):
         self.checks = {"unchanged": 0, "changed": 0, "failed": 0}
 
     @classmethod
-    def from_settings(cls, settings) -> "S3ModelSource":
+    def from_settings(cls, settings: ServiceSettings) -> "S3ModelSource":
         from function.aws.s3 import client_from_environment  # noqa: PLC0415
 
         bucket, prefix = parse_s3_url(settings.model_source)

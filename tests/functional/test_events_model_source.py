@@ -150,7 +150,8 @@ def test_two_publishers_at_once_both_end_up_in_the_index(aws, bucket, registry):
     assert sorted(aws.read_json(bucket, f"models/{INDEX_FILE}")["models"]) == ["digits", "sentiment"]
 
 
-def test_a_directory_whose_files_do_not_match_its_manifest_is_not_published(aws, bucket, registry, tmp_path):  # noqa: F811
+def test_a_directory_whose_files_do_not_match_its_manifest_is_not_published(aws, bucket, registry,  # noqa: F811
+                                                                            tmp_path):
     copy = tmp_path / "digits"
     shutil.copytree(registry.model_dir / "digits", copy)
     (copy / "model.tflite").write_bytes((copy / "model.tflite").read_bytes()[:-1])

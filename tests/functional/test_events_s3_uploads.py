@@ -33,7 +33,8 @@ def upload(aws, bucket: str, key: str, data: bytes, **extra) -> dict:  # noqa: F
     return s3_object_created(bucket, key, len(data))
 
 
-def test_an_upload_is_tagged_and_its_answer_written_as_classify_would_answer(aws, bucket, uploads_service):  # noqa: F811
+def test_an_upload_is_tagged_and_its_answer_written_as_classify_would_answer(aws, bucket,  # noqa: F811
+                                                                             uploads_service):
     photo = cat_jpeg()
     outcome = uploads_service.handle_event(upload(aws, bucket, "uploads/my cat (1).jpg", photo), None)
     assert outcome["uploads"][0]["outcome"] == "classified"
@@ -62,7 +63,8 @@ def test_the_uploaders_own_tags_are_kept(aws, bucket, uploads_service):  # noqa:
     (b"%PDF-1.7 not a photo at all", "unsupported_image"),
     (b'{"image": "not an upload format"}', "unsupported_image"),  # JSON content is an object's bytes, not a request
 ], ids=["truncated-jpeg", "pdf", "json"])
-def test_what_is_not_an_image_gets_its_error_tag_and_is_not_retried(aws, bucket, uploads_service, data, code):  # noqa: F811
+def test_what_is_not_an_image_gets_its_error_tag_and_is_not_retried(aws, bucket, uploads_service, data,  # noqa: F811
+                                                                    code):
     outcome = uploads_service.handle_event(upload(aws, bucket, "uploads/broken.jpg", data), None)  # no raise
     assert outcome["uploads"] == [{"key": "uploads/broken.jpg", "outcome": "refused", "error_code": code}]
     assert aws.tags(bucket, "uploads/broken.jpg") == {"error": code}
@@ -99,7 +101,8 @@ def test_the_same_content_twice_is_answered_from_the_result_cache(aws, bucket, u
 
 
 @pytest.mark.parametrize("key", ["predictions/uploads/a.jpg.json", "elsewhere/a.jpg"])
-def test_the_function_never_classifies_its_own_results_nor_keys_outside_the_rules(aws, bucket, registry, key):  # noqa: F811
+def test_the_function_never_classifies_its_own_results_nor_keys_outside_the_rules(aws, bucket, registry,  # noqa: F811
+                                                                                  key):
     service = make_service(registry, uploads_prefix="", uploads_suffix=".jpg")
     if key.startswith("elsewhere"):
         service = make_service(registry, uploads_prefix=PREFIX)
@@ -117,7 +120,8 @@ def test_other_events_and_deleted_objects_are_skipped(aws, bucket, uploads_servi
     assert aws.keys(bucket) == []
 
 
-def test_a_transient_failure_raises_for_lambdas_retry_and_writes_nothing(aws, bucket, demo_models, tmp_path):  # noqa: F811
+def test_a_transient_failure_raises_for_lambdas_retry_and_writes_nothing(aws, bucket, demo_models,  # noqa: F811
+                                                                         tmp_path):
     shutil.copytree(demo_models / "digits", tmp_path / "digits")
     (tmp_path / "digits" / "model.tflite").write_bytes(b"not a model")  # loads fail: 503 model_unavailable
     service = make_service(ModelRegistry(tmp_path), uploads_prefix=PREFIX, default_image_model="digits")

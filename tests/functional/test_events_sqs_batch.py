@@ -76,7 +76,8 @@ def test_only_the_transient_failure_is_reported_and_every_other_answer_is_writte
     ({"route": "/sentiment", "texts": []}, "empty_batch"),
     (["route", "/sentiment"], "invalid_json"),
 ], ids=["route-not-offered", "no-route", "id-climbs", "id-not-text", "route-refuses", "not-an-object"])
-def test_a_malformed_message_is_answered_under_its_message_id_and_acknowledged(aws, service, results, body, code):  # noqa: F811
+def test_a_malformed_message_is_answered_under_its_message_id_and_acknowledged(aws, service,  # noqa: F811
+                                                                               results, body, code):
     answer = service.handle_event(sqs_batch([{"messageId": "bad", "body": json.dumps(body)}]), None)
     assert answer == {"batchItemFailures": []}
     assert aws.read_json(results, "out/bad.json")["error"]["code"] == code
@@ -88,7 +89,8 @@ def test_a_result_that_cannot_be_written_is_delivered_again(aws, models, results
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m"}]}
 
 
-def test_through_a_real_queue_only_the_transient_message_reaches_the_dead_letter_queue(aws, service, results):  # noqa: F811
+def test_through_a_real_queue_only_the_transient_message_reaches_the_dead_letter_queue(aws, service,  # noqa: F811
+                                                                                       results):
     """Lambda's SQS poller, played by the test: receive a batch, invoke, delete what the answer does not list."""
     dead_letters = aws.sqs.create_queue(QueueName=f"dlq-{results}")["QueueUrl"]
     dlq_arn = aws.sqs.get_queue_attributes(QueueUrl=dead_letters, AttributeNames=["QueueArn"])["Attributes"][
