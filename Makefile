@@ -5,11 +5,12 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-DEMO_MODELS := digits sentiment efficientnet_lite0
+DEMO_MODELS := digits sentiment efficientnet_lite0 minilm
 # The mode each demo model is served in: a measured choice, see docs/conversion.md.
 QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
 QUANTIZATION_efficientnet_lite0 := float16
+QUANTIZATION_minilm := float16
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
@@ -46,10 +47,13 @@ saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.install
 # The stamps say when a SavedModel was built: keep them (make would delete them as intermediate files).
 .SECONDARY: $(foreach m,$(DEMO_MODELS),saved_model/$(m)/.built)
 
-# Recipe helpers that only one model uses.
+# Recipe helpers that only some models use.
 saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
-saved_model/sentiment/.built: saved_model/recipes/minilm.py saved_model/recipes/vader_corpus.py \
+saved_model/sentiment/.built: saved_model/recipes/minilm_encoder.py saved_model/recipes/vader_corpus.py \
 	saved_model/recipes/safetensors_reader.py
+saved_model/minilm/.built: saved_model/recipes/minilm_encoder.py saved_model/recipes/minilm_reference.py \
+	saved_model/recipes/paraphrase_set.py saved_model/recipes/data/paraphrases.json \
+	saved_model/recipes/vader_corpus.py saved_model/recipes/safetensors_reader.py
 
 models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
 	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)

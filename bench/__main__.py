@@ -26,7 +26,9 @@ SECTIONS = {
     5: "bench.footprint",
     6: "bench.throughput",
     7: "bench.conversion",
-    8: "bench.events",
+    8: "bench.embeddings",
+    9: "bench.soak",
+    10: "bench.events",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 
@@ -44,7 +46,7 @@ def run_section(number: int, context: BenchContext, run_started: str) -> Section
     started = time.perf_counter()
     try:
         result = module.run(context)
-    except Exception as error:  # one broken section must not cost the other six their numbers
+    except Exception as error:  # one broken section must not cost the others their numbers
         traceback.print_exc()
         result = SectionResult(number, module.TITLE,
                                f"Not measured in this run: `{type(error).__name__}: {str(error)[:300]}`")

@@ -46,6 +46,40 @@ def tokenize_body() -> dict:
 
 ROUTE_BODIES = {"/classify": classify_body, "/sentiment": sentiment_body, "/tokenize": tokenize_body}
 
+EMBEDDING_MODEL = "minilm"
+EMBED_SHORT_SENTENCE = "How do I reset my password?"
+# The mixed-length embedding batch: 8 VADER sentences from each token-length band (seeded), so the batch is padded
+# to its longest text (65-128 tokens) while most texts are short, as a client's batch of chunks often is.
+EMBED_BATCH_BANDS = ((3, 16), (17, 32), (33, 64), (65, 128))
+EMBED_BATCH_PER_BAND = 8
+
+
+@lru_cache(maxsize=1)
+def embed_batch_texts() -> tuple[str, ...]:
+    import numpy as np  # noqa: PLC0415
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    from saved_model.recipes import minilm_encoder  # noqa: PLC0415
+    from saved_model.recipes.vader_corpus import load_rated_sentences  # noqa: PLC0415
+
+    tokenizer = Tokenizer.from_str(minilm_encoder.tokenizer_json(512, fixed_length=False))
+    sentences = sorted({s.text for s in load_rated_sentences()})
+    lengths = np.array([sum(e.attention_mask) for e in tokenizer.encode_batch(sentences)])
+    rng = np.random.default_rng(0)
+    chosen = []
+    for low, high in EMBED_BATCH_BANDS:
+        band = np.flatnonzero((lengths >= low) & (lengths <= high))
+        chosen += [sentences[i] for i in rng.choice(band, size=EMBED_BATCH_PER_BAND, replace=False)]
+    order = rng.permutation(len(chosen))  # lengths interleaved, not sorted
+    return tuple(chosen[i] for i in order)
+
+
+def embed_body(texts: list[str] | tuple[str, ...]) -> dict:
+    """The function's /embed request (issue 12): one text or a batch, for the demo embedding model."""
+    if len(texts) == 1:
+        return {"text": texts[0], "model": EMBEDDING_MODEL}
+    return {"texts": list(texts), "model": EMBEDDING_MODEL}
+
 
 def http_api_event(path: str, body: dict, method: str = "POST") -> dict:
     """An API Gateway HTTP API (payload format 2.0) event, the shape the function receives in AWS."""

@@ -45,6 +45,11 @@ class LocalServer:
     def pid(self) -> int:
         return self._process.pid
 
+    @property
+    def stdout(self):
+        """The server's log lines (text), after its "serving on" line; read it or the pipe fills at INFO level."""
+        return self._process.stdout
+
     def peak_rss_mb(self) -> float:
         status = Path(f"/proc/{self.pid}/status").read_text()
         return int(re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE).group(1)) / 1024

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make bench` needs beyond the dev venv, idempotent and quiet when all is there: wrk (Debian, when root and
 # missing), requirements-bench.txt in the dev venv, the function's requirements.txt-only venv + the Lambda emulator
-# (the deploy harness's own script), and the TensorFlow and ONNX Runtime baseline venvs under build/bench/.
+# (the deploy harness's own script), and the baseline venvs under build/bench/ (TensorFlow; ONNX Runtime for /classify;
+# ONNX Runtime + tokenizers for /embed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -23,4 +24,4 @@ if [ ! -f "$stamp" ] || [ requirements-bench.txt -nt "$stamp" ]; then
 fi
 
 bash tools/prepare-lambda-runtime.sh
-"$PY" -m bench.venvs tensorflow onnxruntime >/dev/null
+"$PY" -m bench.venvs tensorflow onnxruntime onnxruntime-tokenizers >/dev/null

@@ -2,9 +2,10 @@
 
 Writes OUT_DIR/model.tflite, manifest.json (docs/model-format.md), report.json, report.md and, for text models,
 tokenizer.json. OUT_DIR appears only when the whole conversion succeeded; a failure leaves an earlier OUT_DIR as it
-was. The fidelity gate runs the SavedModel (TensorFlow) and the converted model (LiteRT) on the sidecar's validation
-samples (or generated inputs when there is no sidecar.json) and fails on any NaN/Inf or when top-1 agreement falls
-below the mode's threshold.
+was. Before anything is converted, sidecar.json is checked (strictly) and held against the SavedModel's signature. The
+fidelity gate runs the SavedModel (TensorFlow) and the converted model (LiteRT) on the sidecar's validation samples
+(or generated inputs when there is no sidecar.json) and fails on any NaN/Inf or when the task's own measure falls
+short: top-1 agreement for classifiers, cosine similarity for embeddings, error per output for tensor models.
 """
 from __future__ import annotations
 
@@ -17,13 +18,15 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from convert.errors import ConversionError  # noqa: E402
-from convert.fidelity import THRESHOLDS  # noqa: E402
+from convert.fidelity.classification import THRESHOLDS  # noqa: E402
+from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
+from convert.fidelity.tensor import TOLERANCES  # noqa: E402
 from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
 
 EXIT_USER_ERROR = 2
 
-MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel the gate accepts;
-a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
+MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel a classifier's gate
+accepts; a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
   float32   no quantization: the yardstick, largest file                          threshold {float32:.0%}
   float16   weights stored as float16, computed in float32: ~1/2 the size          threshold {float16:.0%}
   dynamic   int8 weights, float activations: ~1/4 the size, hybrid kernels that
@@ -32,9 +35,15 @@ a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
             for float inputs (scale/zero point in the manifest), int32 token ids
             stay int32; needs representative inputs to calibrate              threshold {int8:.0%}
 
+""".format(**THRESHOLDS) + """
+text_embedding gate, in every mode: cosine similarity to the SavedModel >= {min_cosine} on every sample and
+>= {mean_cosine} on average.
+tensor gate: per output, max error as a fraction of the output's range <= {float32:g} (float32),
+{float16:g} (float16), {dynamic:g} (dynamic), {int8:g} (int8).
+
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
 details: docs/conversion.md
-publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(**THRESHOLDS)
+publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,11 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
                         help=f"the mode to convert and write (default: {DEFAULT_MODE})")
     parser.add_argument("--representative", metavar="FILE.npz", type=Path,
-                        help="inputs to calibrate int8 with: inputs_<role> arrays, preprocessed, batch first "
-                             "(default: the sidecar's validation.representative, else its validation.samples)")
+                        help="inputs to calibrate int8 with: inputs_<role> arrays (inputs_<signature input name> for "
+                             "task tensor), preprocessed, batch first (default: the sidecar's "
+                             "validation.representative, else its validation.samples)")
     parser.add_argument("--min-agreement", metavar="FRACTION", type=float,
-                        help="accept a lower (or demand a higher) top-1 agreement than the mode's threshold, e.g. "
-                             "0.85 to serve int8 knowingly; the manifest records the threshold used")
+                        help="classifiers only: accept a lower (or demand a higher) top-1 agreement than the mode's "
+                             "threshold, e.g. 0.85 to serve int8 knowingly; the manifest records the threshold used")
     parser.add_argument("--compare", action="store_true",
                         help="also convert, gate and time the other three modes in memory (they are not written) "
                              "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")

@@ -13,15 +13,16 @@ from function.models.manifest import TensorSpec
 from function.models.runner import dequantize, quantize
 
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
-# Op names a converted model has only when its weights were left as uninitialised variables (FACTS: the
-# tf.saved_model.save trap); model.export() freezes weights into constants.
+# Op names a converted model has only when its weights were left as uninitialised variables (a Keras model written
+# with tf.saved_model.save converts without error to such a model; tests/functional/convert/test_convert_bad_inputs.py
+# builds one); model.export() freezes weights into constants.
 VARIABLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 
 @dataclass(frozen=True)
 class TensorDetails:
     name: str  # the key in the signature runner
-    shape: list[int]
+    shape: list[int]  # -1 for open dimensions after the batch (LiteRT's shape_signature); the batch as LiteRT says
     dtype: str
     quantization: dict | None  # {"scale", "zero_point"} for integer-quantized tensors, as in the manifest
 
@@ -32,7 +33,9 @@ class TensorDetails:
         quantization = None
         if dtype in QUANTIZED_DTYPES and scale != 0.0:
             quantization = {"scale": float(scale), "zero_point": int(zero_point)}
-        return cls(name=name, shape=[int(dim) for dim in details["shape"]], dtype=dtype, quantization=quantization)
+        signature = details.get("shape_signature", details["shape"])
+        shape = [int(details["shape"][0]), *(int(dim) for dim in signature[1:])] if len(signature) else []
+        return cls(name=name, shape=shape, dtype=dtype, quantization=quantization)
 
     def as_manifest(self) -> dict:
         return {"name": self.name, "shape": self.shape, "dtype": self.dtype, "quantization": self.quantization}

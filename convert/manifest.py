@@ -1,4 +1,6 @@
-"""manifest.json: everything the function needs to serve model.tflite, exactly as docs/model-format.md defines it."""
+"""manifest.json (schema 2): everything the function needs to serve model.tflite, exactly as docs/model-format.md
+defines it. `files` lists the sha256 of every file the function reads, so that anything that can change an answer
+changes the model's serving identity."""
 from __future__ import annotations
 
 import hashlib
@@ -7,46 +9,62 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-from convert.fidelity import FidelityResult
 from convert.litert_model import LiteRTModel
 from convert.saved_model_inspect import SIGNATURE
 from convert.sidecar import Sidecar
+from convert.tasks.base import Binding
 
+SCHEMA = 2
 MODEL_FILE = "model.tflite"
 MANIFEST_FILE = "manifest.json"
 
 
-def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str, roles: dict[str, str], content: bytes,
-                   model: LiteRTModel, mode: str, saved_model_digest: str, converter: str,
-                   fidelity: FidelityResult) -> dict:
-    """Without a sidecar the model's task, labels and preprocessing are unknown: they are written as null."""
-    role_of_input = {input_name: role for role, input_name in roles.items()}
-    preprocessing = None
-    if sidecar is not None:
-        preprocessing = dict(sidecar.preprocessing)
-        if sidecar.tokenizer is not None:
-            preprocessing["tokenizer"] = sidecar.tokenizer.name
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def _preprocessing(sidecar: Sidecar) -> dict | None:
+    if sidecar.preprocessing is None:
+        return None
+    preprocessing = dict(sidecar.preprocessing)
+    if sidecar.tokenizer is not None:
+        preprocessing["tokenizer"] = sidecar.tokenizer.name  # copied beside model.tflite
+    return preprocessing
+
+
+def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | None, binding: Binding, content: bytes,
+                   model: LiteRTModel, mode: str, saved_model_digest: str, converter: str, fidelity: dict) -> dict:
+    """Without a sidecar the task and preprocessing are unknown (null) and `output` is the gate's guess."""
+    files = {MODEL_FILE: _sha256(content)}
+    if sidecar is not None and sidecar.tokenizer is not None:
+        files[sidecar.tokenizer.name] = _sha256(sidecar.tokenizer.read_bytes())
+    classification = sidecar is None or sidecar.labels is not None
     return {
-        "schema": 1,
+        "schema": SCHEMA,
         "name": name,
         "task": sidecar.task if sidecar else None,
         "labels": sidecar.labels if sidecar else None,
-        "output": output_kind,
-        "preprocessing": preprocessing,
+        "output": output_kind if classification else None,
+        "preprocessing": _preprocessing(sidecar) if sidecar else None,
         "model_file": MODEL_FILE,
-        "model_sha256": hashlib.sha256(content).hexdigest(),
+        "files": files,
         "quantization": mode,
         "signature": SIGNATURE,
-        "inputs": [{"role": role_of_input[tensor.name], **tensor.as_manifest()} for tensor in model.inputs.values()],
-        "outputs": [tensor.as_manifest() for tensor in model.outputs.values()],
+        "inputs": [_tensor(model.inputs[tensor].as_manifest(), role) for role, tensor in binding.inputs.items()],
+        "outputs": [_tensor(model.outputs[tensor].as_manifest(), role) for role, tensor in binding.outputs.items()],
         "source": {"saved_model_sha256": saved_model_digest, "converter": converter},
-        "fidelity": fidelity.as_manifest(),
+        "fidelity": fidelity,
         "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
 
+def _tensor(details: dict, role: str) -> dict:
+    return {"name": details["name"], "role": role, "shape": details["shape"], "dtype": details["dtype"],
+            "quantization": details["quantization"]}
+
+
 def write_model_files(directory: Path, content: bytes, manifest: dict, sidecar: Sidecar | None) -> None:
-    """model.tflite, manifest.json and, for text models, the tokenizer the function must load beside it."""
+    """model.tflite, the tokenizer the function loads beside it (text models), and manifest.json last."""
     (directory / MODEL_FILE).write_bytes(content)
     if sidecar is not None and sidecar.tokenizer is not None:
         shutil.copyfile(sidecar.tokenizer, directory / sidecar.tokenizer.name)

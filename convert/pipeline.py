@@ -1,4 +1,4 @@
-"""One conversion from start to finish: inspect, convert, gate, time, and write OUT_DIR atomically."""
+"""One conversion from start to finish: check, probe, convert, gate, time, and write OUT_DIR atomically."""
 from __future__ import annotations
 
 import time
@@ -9,18 +9,25 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import fidelity, manifest, quantize, report
+from convert import manifest, quantize, report
 from convert.errors import ConversionError
+from convert.function_check import verify_with_function
+from convert.fidelity.base import Gate, GateResult
+from convert.fidelity.runs import converted_outputs, reference_outputs
 from convert.latency import Latency, measure_latencies
-from convert.litert_model import LiteRTModel
+from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
 from convert.quiet import import_tensorflow
 from convert.samples import Samples, generate_samples, load_samples
-from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model, map_input_roles
+from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
 from convert.sidecar import Sidecar, load_sidecar
+from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
+from convert.tasks.base import Binding
 
 # Enough real inputs to measure agreement to a tenth of a percent while keeping the TF reference run short.
 MAX_VALIDATION_SAMPLES = 2000
+WEIGHTLESS_ADVICE = ("the converted model has no weights (it reads uninitialised variables): the SavedModel was "
+                     "written with tf.saved_model.save(); export the Keras model with model.export(DIR)")
 
 
 @dataclass
@@ -28,40 +35,37 @@ class ModeResult:
     mode: str
     content: bytes
     model: LiteRTModel
-    fidelity: fidelity.FidelityResult
-    gate_error: ConversionError | None  # why the fidelity gate rejects this model, if it does
+    fidelity: GateResult
+
+    @property
+    def gate_error(self) -> ConversionError | None:
+        return self.fidelity.error(self.mode)
 
 
 class ConversionJob:
-    """What every mode of one SavedModel shares: the loaded model, its inputs and the reference answers."""
+    """What every mode of one SavedModel shares: the checked sidecar, its binding to the signature, the inputs,
+    the reference answers and the gate. Constructing it runs every check that needs no conversion."""
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
                  log: Callable[[str], None] = print, min_agreement: float | None = None) -> None:
         self._start = time.monotonic()
-        self.min_agreement = min_agreement  # None: each mode's own threshold (fidelity.THRESHOLDS)
         self._log = log
         self.saved_model_dir = saved_model_dir
         check_saved_model_dir(saved_model_dir)
         self.sidecar: Sidecar | None = load_sidecar(saved_model_dir)
+        self.task = TASK_KINDS[self.sidecar.task] if self.sidecar else WITHOUT_SIDECAR
+        if min_agreement is not None and not self.task.uses_min_agreement:
+            raise ConversionError("bad_min_agreement", f"--min-agreement sets the top-1 agreement of classifiers; "
+                                  f"a {self.task.name} model's gate has fixed bounds (docs/conversion.md): drop it")
+        self.min_agreement = min_agreement
         self.representative_path = representative_path or (self.sidecar.representative if self.sidecar else None)
         self.stage(f"loading the SavedModel {saved_model_dir}")
         self.info: SavedModelInfo = load_saved_model(saved_model_dir)
-        self.roles = map_input_roles(self.info.inputs, self.sidecar.inputs if self.sidecar else None)
+        self.binding: Binding = self.task.bind(self.sidecar, self.info)
         self.name = self.sidecar.name if self.sidecar else saved_model_dir.resolve().name
-        self.primary_output = next(iter(self.info.outputs))  # by name: output_0 for a one-output Keras export
-        self._check_labels()
 
     def stage(self, message: str) -> None:
         self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
-
-    def _check_labels(self) -> None:
-        if self.sidecar is None:
-            return
-        units = int(np.prod([dim or 1 for dim in self.info.outputs[self.primary_output].shape[1:]]))
-        expected = 2 if units == 1 else units
-        if len(self.sidecar.labels) != expected:
-            raise ConversionError("bad_sidecar", f"sidecar.json has {len(self.sidecar.labels)} labels but output "
-                                  f"'{self.primary_output}' has {units} unit(s): give {expected} labels")
 
     @cached_property
     def converter_version(self) -> str:
@@ -69,63 +73,70 @@ class ConversionJob:
         return f"tensorflow {tf.__version__}"
 
     @cached_property
+    def float32_probe(self) -> bytes:
+        """The plain float32 conversion, made before any other mode: a model written with tf.saved_model.save()
+        converts to one that reads uninitialised variables, which every mode would inherit (int8 calibration then
+        dies on READ_VARIABLE), so it is refused here with one piece of advice. Also the size yardstick."""
+        self.stage("converting to float32 (checks the exported weights; the size yardstick)")
+        content = quantize.convert_saved_model(self.saved_model_dir, "float32")
+        if VARIABLE_OPS & LiteRTModel(content).op_names():
+            raise ConversionError("weightless_export", WEIGHTLESS_ADVICE)
+        return content
+
+    @cached_property
     def validation(self) -> Samples:
         if self.sidecar is None:
-            return generate_samples(self.roles, self.info.inputs)
-        return load_samples(self.sidecar.samples, self.roles, self.info.inputs, MAX_VALIDATION_SAMPLES)
+            return generate_samples(self.binding.inputs, self.info.inputs)
+        return load_samples(self.sidecar.samples, self.binding.inputs, self.info.inputs, MAX_VALIDATION_SAMPLES)
 
     @cached_property
     def representative(self) -> Samples | None:
         if self.representative_path is None:
             return None
-        return load_samples(self.representative_path, self.roles, self.info.inputs)
+        return load_samples(self.representative_path, self.binding.inputs, self.info.inputs)
 
     @cached_property
     def reference(self) -> dict[str, np.ndarray]:
         source = "generated" if self.validation.source == "generated" else f"from {self.validation.source}"
         self.stage(f"running the SavedModel on {self.validation.count} inputs {source}")
-        return fidelity.reference_outputs(self.info.function, self.validation)
+        return reference_outputs(self.info.function, self.validation)
 
     @cached_property
-    def output_kind(self) -> str:
+    def gate(self) -> Gate:
+        return self.task.gate(self.sidecar, self.binding, self.min_agreement, self.reference)
+
+    @property
+    def output_kind(self) -> str | None:
+        """probabilities | logits for classifiers, else None; without a sidecar, the gate's guess."""
         if self.sidecar is not None:
             return self.sidecar.output
-        return fidelity.guess_output_kind(self.reference[self.primary_output])
+        return self.gate.output_kind
 
     def convert(self, mode: str) -> ModeResult:
         """Convert one mode and hold it against the SavedModel; raises ConversionError when no model comes out."""
-        self.stage(f"converting to {mode}")
-        representative = self.representative if mode == "int8" else None
-        content = quantize.convert_saved_model(self.saved_model_dir, mode, representative)
+        if mode == "float32":
+            content = self.float32_probe
+        else:
+            self.stage(f"converting to {mode}")
+            representative = self.representative if mode == "int8" else None
+            content = quantize.convert_saved_model(self.saved_model_dir, mode, representative)
         model = LiteRTModel(content)
         if set(model.outputs) != set(self.info.outputs) or set(model.inputs) != set(self.info.inputs):
             raise ConversionError("converter_failed", "the converted model's signature does not match the "
                                   "SavedModel's: export the Keras model with model.export(DIR)")
-        result = fidelity.measure(self.reference, model, self.validation, mode, self.output_kind, self.primary_output,
-                                  self.min_agreement)
-        verdict = fidelity.gate_error(result, model, mode)
-        self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, top-1 agreement {result.top1_agreement:.2%}, "
-                   f"gate {'pass' if verdict is None else 'FAIL'}")
-        return ModeResult(mode, content, model, result, verdict)
-
-    def float32_size(self) -> int | None:
-        """Size of the plain float32 conversion: the yardstick for every size ratio."""
-        try:
-            return len(quantize.convert_saved_model(self.saved_model_dir, "float32"))
-        except ConversionError:
-            return None
+        result = self.gate.judge(self.reference, converted_outputs(model, self.validation, mode), self.validation,
+                                 mode)
+        self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {result.summary}, gate {'pass' if result.passed else 'FAIL'}")
+        return ModeResult(mode, content, model, result)
 
 
-def _row(result: ModeResult, latency: Latency, float32_size: int | None) -> report.ReportRow:
+def _row(result: ModeResult, latency: Latency, float32_size: int) -> report.ReportRow:
     size = len(result.content)
+    error = result.gate_error
     return report.ReportRow(
-        mode=result.mode, passed=result.gate_error is None, size_bytes=size,
-        size_ratio_vs_float32=round(size / float32_size, 4) if float32_size else None,
-        top1_agreement=result.fidelity.top1_agreement, max_abs_diff=result.fidelity.max_abs_diff,
-        accuracy=result.fidelity.accuracy, reference_accuracy=result.fidelity.reference_accuracy,
-        threshold=result.fidelity.threshold, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms,
-        p99_ms=latency.p99_ms, latency_runs=latency.runs,
-        error=None if result.gate_error is None else result.gate_error.message)
+        mode=result.mode, passed=error is None, size_bytes=size, size_ratio_vs_float32=round(size / float32_size, 4),
+        fidelity=result.fidelity.metrics, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms, p99_ms=latency.p99_ms,
+        latency_runs=latency.runs, error=None if error is None else error.message)
 
 
 def _convert_modes(job: ConversionJob,
@@ -148,13 +159,11 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
             failures: dict[str, ConversionError]) -> report.Report:
     job.stage(f"timing {', '.join(results)} in LiteRT (1 thread, batch 1)")
     latencies = measure_latencies({mode: result.content for mode, result in results.items()}, job.validation.one(0))
-    if "float32" in results:
-        float32_size = len(results["float32"].content)
-    else:  # never convert again a float32 that already failed: the ratio column just stays empty
-        float32_size = None if "float32" in failures else job.float32_size()
+    float32_size = len(job.float32_probe)
     conversion_report = report.Report(
-        name=job.name, saved_model=job.saved_model_dir.as_posix(), served_mode=served_mode,
-        samples={"source": job.validation.source, "count": job.validation.count}, converter=job.converter_version)
+        name=job.name, task=job.sidecar.task if job.sidecar else None, saved_model=job.saved_model_dir.as_posix(),
+        served_mode=served_mode, samples={"source": job.validation.source, "count": job.validation.count},
+        converter=job.converter_version, columns=job.gate.columns)
     for mode in quantize.MODES:
         if mode in results:
             conversion_report.rows.append(_row(results[mode], latencies[mode], float32_size))
@@ -173,6 +182,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     job = ConversionJob(saved_model_dir, representative_path, log, min_agreement)
+    job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)
     results, failures = _convert_modes(job, quantize.MODES if compare else (mode,))
     if not compare and results[mode].gate_error is not None:
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
@@ -184,11 +194,13 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     if served.gate_error is not None:
         raise served.gate_error
     model_manifest = manifest.build_manifest(
-        name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, roles=job.roles, content=served.content,
+        name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, binding=job.binding, content=served.content,
         model=served.model, mode=mode, saved_model_digest=job.info.digest, converter=job.converter_version,
-        fidelity=served.fidelity)
+        fidelity=served.fidelity.as_manifest())
     with staged_output_dir(out_dir) as staging:
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)
-    job.stage(f"wrote {out_dir} ({mode}, sha256 {model_manifest['model_sha256'][:12]})")
+        checked = verify_with_function(staging, served.model, job.validation)
+        job.stage(f"the function loads {out_dir.name} and answers {checked} validation samples as the model does")
+    job.stage(f"wrote {out_dir} ({mode}, sha256 {model_manifest['files'][manifest.MODEL_FILE][:12]})")
     return conversion_report

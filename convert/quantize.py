@@ -12,6 +12,8 @@ from convert.saved_model_inspect import SIGNATURE
 
 MODES = ("float32", "float16", "dynamic", "int8")
 DEFAULT_MODE = "dynamic"
+# Flex op names that come from text handling inside the model (TextVectorization, lookups, ragged splits).
+STRING_OP_MARKERS = ("String", "Regex", "Lookup", "Ragged", "Unicode")
 # Calibration cost grows with every sample; a few hundred real inputs pin the activation ranges well enough.
 CALIBRATION_LIMIT = 200
 
@@ -38,7 +40,8 @@ def _configure(converter, mode: str, representative: Samples | None) -> None:
                                   "sidecar.json with validation samples")
         converter.representative_dataset = _representative_dataset(representative)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (FACTS).
+        # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (the converter ignores the input type
+        # for integer inputs: tests/functional/convert/test_convert_manifest_contract.py shows the manifest it gives).
         converter.inference_input_type = tf.int8
         converter.inference_output_type = tf.int8
 
@@ -47,9 +50,16 @@ def explain_converter_failure(text: str, mode: str) -> ConversionError:
     """The converter's exception text as one line saying what to change."""
     if "neither a custom op nor a flex op" in text or "TF Select ops" in text:
         found = re.search(r"TF Select ops: ([^\n]+)", text)
-        ops = f" ({found.group(1).strip()})" if found else ""
-        return ConversionError("needs_flex", f"the model uses TensorFlow ops LiteRT cannot run{ops}, such as the "
-                               "string ops of a TextVectorization layer: tokenize outside the model, feed int32 ids")
+        names = [name.strip() for name in found.group(1).split(",")] if found else []
+        ops = f" ({', '.join(names)})" if names else ""
+        if not names or any(marker in name for name in names for marker in STRING_OP_MARKERS):
+            advice = "such as the string ops of a TextVectorization layer: tokenize outside the model, feed int32 ids"
+        elif "StridedSlice" in names:
+            advice = ("here a slice that adds axes (x[:, :, None]) to a tensor with open dimensions: use "
+                      "keras.ops.expand_dims or a reshape instead, and export again")
+        else:
+            advice = "in the form this model uses them: rewrite those layers with ops TFLite has, and export again"
+        return ConversionError("needs_flex", f"the model uses TensorFlow ops LiteRT cannot run{ops}, {advice}")
     if "'NoneType' object is not callable" in text:
         return ConversionError("underscore_layer_name", "the converter failed with \"'NoneType' object is not "
                                "callable\", which Keras layer names starting with '_' cause: rename them and "

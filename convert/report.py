@@ -1,9 +1,13 @@
-"""The conversion report: one row per converted mode, printed and saved as report.json and report.md."""
+"""The conversion report: one row per converted mode, printed and saved as report.json and report.md.
+
+Size and latency columns are the same for every model; the fidelity columns are the task's own gate's."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from convert.fidelity.base import Column
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -15,11 +19,7 @@ class ReportRow:
     passed: bool
     size_bytes: int | None = None
     size_ratio_vs_float32: float | None = None
-    top1_agreement: float | None = None
-    max_abs_diff: float | None = None
-    accuracy: float | None = None
-    reference_accuracy: float | None = None
-    threshold: float | None = None
+    fidelity: dict | None = None  # the gate's metrics, as in the manifest
     mean_ms: float | None = None
     p50_ms: float | None = None
     p99_ms: float | None = None
@@ -30,14 +30,18 @@ class ReportRow:
 @dataclass
 class Report:
     name: str
+    task: str | None
     saved_model: str
     served_mode: str
     samples: dict  # {"source": file name or "generated", "count": N}
     converter: str
+    columns: tuple[Column, ...] = ()  # the gate's columns; not saved, the rows' fidelity dicts carry the numbers
     rows: list[ReportRow] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "latency": {"threads": 1, "batch": 1, "runtime": "ai-edge-litert"}}
+        fields = asdict(self)
+        fields.pop("columns")
+        return {**fields, "latency": {"threads": 1, "batch": 1, "runtime": "ai-edge-litert"}}
 
 
 def _size(value: int | None) -> str:
@@ -57,22 +61,23 @@ def format_ms(value: float | None) -> str:
 
 
 def markdown_table(report: Report) -> str:
-    header = ("| mode | size | vs float32 | top-1 agreement | max abs diff | accuracy (SavedModel) "
-              "| mean invoke | p50 invoke | p99 invoke | gate |\n|---|---|---|---|---|---|---|---|---|---|\n")
-    lines = []
+    headers = ["mode", "size", "vs float32", *(column.header for column in report.columns),
+               "mean invoke", "p50 invoke", "p99 invoke", "gate"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in report.rows:
         mode = f"**{row.mode}** (served)" if row.mode == report.served_mode else row.mode
-        accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2%} ({row.reference_accuracy:.2%})"
+        fidelity = [column.cell(row.fidelity) if row.fidelity is not None else "-" for column in report.columns]
         gate = "pass" if row.passed else f"FAIL: {row.error}"
-        lines.append(f"| {mode} | {_size(row.size_bytes)} | {_number(row.size_ratio_vs_float32, '.2f')} "
-                     f"| {_number(row.top1_agreement, '.2%')} | {_number(row.max_abs_diff, '.2g')} | {accuracy} "
-                     f"| {format_ms(row.mean_ms)} | {format_ms(row.p50_ms)} | {format_ms(row.p99_ms)} | {gate} |")
-    return header + "\n".join(lines) + "\n"
+        cells = [mode, _size(row.size_bytes), _number(row.size_ratio_vs_float32, ".2f"), *fidelity,
+                 format_ms(row.mean_ms), format_ms(row.p50_ms), format_ms(row.p99_ms), gate]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(report: Report) -> str:
+    task = f", task {report.task}" if report.task else ""
     return (f"# Conversion report: {report.name}\n\n"
-            f"Source `{report.saved_model}`, converter {report.converter}, fidelity inputs: "
+            f"Source `{report.saved_model}`{task}, converter {report.converter}, fidelity inputs: "
             f"{report.samples['count']} from {report.samples['source']}. Latency: LiteRT, 1 thread, batch 1, "
             "warmed up.\n\n" + markdown_table(report))
 

@@ -42,18 +42,21 @@ def _fits(array: np.ndarray, spec: TensorInfo) -> bool:
 
 
 def _as_signature_dtype(path: Path, key: str, array: np.ndarray, spec: TensorInfo) -> np.ndarray:
+    numeric = np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
     if spec.is_float:
-        if not np.issubdtype(array.dtype, np.number):
+        if not numeric:
             raise _bad(path, f"{key} holds {array.dtype} values, the model expects {spec.dtype}")
         return array.astype(spec.dtype)
-    if not np.issubdtype(array.dtype, np.integer) and not (
-            np.issubdtype(array.dtype, np.floating) and np.array_equal(array, np.round(array))):
-        raise _bad(path, f"{key} holds {array.dtype} values, the model expects integer {spec.dtype} ids")
+    whole = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_ or (
+        np.issubdtype(array.dtype, np.floating) and np.array_equal(array, np.round(array)))
+    if not whole or (spec.dtype == "bool" and not np.isin(array, (0, 1)).all()):
+        raise _bad(path, f"{key} holds {array.dtype} values, the model expects whole {spec.dtype} values")
     return array.astype(spec.dtype)
 
 
 def load_samples(path: Path, roles: dict[str, str], specs: dict[str, TensorInfo], limit: int | None = None) -> Samples:
-    """The `inputs_<role>` arrays (and `labels`, if any) of an .npz, checked against the serving signature."""
+    """The `inputs_<role>` arrays (and `labels`, if any) of an .npz, checked against the serving signature.
+    roles: role -> signature input name (for the tensor task each input's role is its own name)."""
     if not path.is_file():
         raise ConversionError("bad_samples", f"{path} does not exist: pass an .npz with inputs_<role> arrays")
     try:

@@ -1,4 +1,4 @@
-"""Open a SavedModel and describe its `serving_default` signature: tensor specs, input roles and a content digest."""
+"""Open a SavedModel and describe its `serving_default` signature: tensor specs and a content digest."""
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +12,6 @@ from convert.errors import ConversionError, first_line
 from convert.quiet import import_tensorflow
 
 SIGNATURE = "serving_default"
-ROLES = ("image", "input_ids", "attention_mask")
 GRAPH_FILES = ("saved_model.pb", "saved_model.pbtxt")
 
 
@@ -97,33 +96,3 @@ def load_saved_model(path: Path) -> SavedModelInfo:
     return SavedModelInfo(path=path, module=loaded, function=function, inputs=inputs, outputs=outputs,
                           digest=saved_model_digest(path))
 
-
-def map_input_roles(inputs: dict[str, TensorInfo], declared: dict[str, str] | None) -> dict[str, str]:
-    """role -> signature input name: as the sidecar declares it, else guessed from dtypes and names."""
-    names = ", ".join(inputs) or "none"
-    if declared is not None:
-        for role, name in declared.items():
-            if role not in ROLES:
-                raise ConversionError("bad_sidecar",
-                                      f"sidecar.json: unknown input role '{role}' (roles: {', '.join(ROLES)})")
-            if name not in inputs:
-                raise ConversionError("bad_sidecar", f"sidecar.json maps role '{role}' to '{name}', "
-                                      f"but the serving signature has inputs: {names}")
-        unmapped = sorted(set(inputs) - set(declared.values()))
-        if unmapped:
-            raise ConversionError("unmappable_inputs", f"signature inputs {', '.join(unmapped)} have no role: "
-                                  "map each one in sidecar.json \"inputs\" (roles: image, input_ids, attention_mask)")
-        return dict(declared)
-    if len(inputs) == 1:
-        (name, info), = inputs.items()
-        return {"image" if info.is_float else "input_ids": name}
-    if len(inputs) == 2 and not any(info.is_float for info in inputs.values()):
-        masks = [name for name in inputs if "mask" in name.lower()]
-        if len(masks) == 1:
-            ids = next(name for name in inputs if name != masks[0])
-            return {"input_ids": ids, "attention_mask": masks[0]}
-    raise ConversionError(
-        "unmappable_inputs",
-        f"cannot tell which of the signature inputs ({names}) is which: add a sidecar.json with "
-        "\"inputs\": {role: input name} (roles: image, input_ids, attention_mask)",
-    )

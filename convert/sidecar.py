@@ -1,4 +1,8 @@
-"""Read and check sidecar.json, the SavedModel's description of how to feed it (docs/model-format.md)."""
+"""Read and check sidecar.json (schema 1), the SavedModel's description of how to feed it (docs/model-format.md).
+
+Strict: an unknown key, a key the task has no use for or a value off its list is refused in one line that names
+the field, so that a typo never passes as a default the user did not choose.
+"""
 from __future__ import annotations
 
 import json
@@ -6,52 +10,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from convert.errors import ConversionError
+from convert.sidecar_fields import (DOCS, check_keys, choice, file_in, mapping, model_name, refuse, require, show,
+                                    text)
+from convert.tasks import TASK_KINDS
+from convert.tasks.base import SIDECAR_KEYS
 
 SIDECAR_FILE = "sidecar.json"
-TASKS = ("image_classification", "text_classification")
-OUTPUT_KINDS = ("probabilities", "logits")
-ROLES_BY_TYPE = {"image": ({"image"}, set()), "text": ({"input_ids"}, {"attention_mask"})}
+SCHEMA = 1
+VALIDATION_KEYS = ("samples", "representative")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sidecar:
     directory: Path  # the SavedModel directory the file names below are relative to
     name: str
     task: str
-    labels: list[str]
-    output: str
-    preprocessing: dict
-    inputs: dict[str, str]
+    labels: list[str] | None
+    output: str | None  # probabilities | logits (classification only)
+    preprocessing: dict | None  # normalised: every default written out
+    inputs: dict[str, str] | list[str] | None  # role -> signature input name; for tensor, names in client order
+    outputs: dict[str, str] | list[str] | None
     samples: Path
     representative: Path
-    extra: dict = field(default_factory=dict)  # anything else the sidecar carries (e.g. training metrics)
+    extra: dict = field(default_factory=dict)  # metrics, description: carried, never interpreted
 
     @property
     def tokenizer(self) -> Path | None:
-        name = self.preprocessing.get("tokenizer")
+        name = (self.preprocessing or {}).get("tokenizer")
         return self.directory / name if name else None
 
 
-def _fail(problem: str) -> ConversionError:
-    return ConversionError("bad_sidecar", f"sidecar.json: {problem} (see docs/model-format.md)")
-
-
-def _require(data: dict, key: str, kind: type | tuple[type, ...]):
-    if key not in data:
-        raise _fail(f"missing \"{key}\"")
-    if not isinstance(data[key], kind):
-        raise _fail(f"\"{key}\" has the wrong type")
-    return data[key]
-
-
-def _file_in(directory: Path, name: str, key: str) -> Path:
-    # Names are relative to the SavedModel directory and must stay inside it.
-    if not isinstance(name, str) or not name or Path(name).is_absolute() or ".." in Path(name).parts:
-        raise _fail(f"\"{key}\" must be a file name inside the SavedModel directory")
-    path = directory / name
-    if not path.is_file():
-        raise _fail(f"\"{key}\" names {name}, which is not in {directory}")
-    return path
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConversionError("bad_sidecar", f"sidecar.json: not valid JSON ({error}): fix the syntax "
+                              f"(see {DOCS})") from None
+    if not isinstance(data, dict):
+        raise ConversionError("bad_sidecar", f"sidecar.json: holds a JSON {type(data).__name__}: write one JSON "
+                              f"object (see {DOCS})")
+    return data
 
 
 def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
@@ -59,43 +57,24 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
     path = saved_model_dir / SIDECAR_FILE
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _fail(f"not valid JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise _fail("must be a JSON object")
-    if data.get("schema") != 1:
-        raise _fail(f"unsupported schema {data.get('schema')!r}, expected 1")
-    name = _require(data, "name", str)
-    task = _require(data, "task", str)
-    if task not in TASKS:
-        raise _fail(f"task {task!r} is not one of {', '.join(TASKS)}")
-    labels = _require(data, "labels", list)
-    if not labels or not all(isinstance(label, str) for label in labels):
-        raise _fail("\"labels\" must be a non-empty list of strings")
-    output = _require(data, "output", str)
-    if output not in OUTPUT_KINDS:
-        raise _fail(f"output {output!r} is not one of {', '.join(OUTPUT_KINDS)}")
-    preprocessing = _require(data, "preprocessing", dict)
-    kind = preprocessing.get("type")
-    if kind not in ROLES_BY_TYPE or task != f"{kind}_classification":
-        raise _fail(f"preprocessing type {kind!r} does not fit task {task!r}")
-    inputs = _require(data, "inputs", dict)
-    required, optional = ROLES_BY_TYPE[kind]
-    if not required <= set(inputs) <= required | optional:
-        raise _fail(f"\"inputs\" roles {sorted(inputs)} do not fit a {kind} model "
-                    f"(needs {sorted(required)}, may have {sorted(optional)})")
-    if not all(isinstance(value, str) for value in inputs.values()):
-        raise _fail("\"inputs\" must map each role to a signature input name")
-    validation = _require(data, "validation", dict)
-    samples = _file_in(saved_model_dir, validation.get("samples"), "validation.samples")
+    data = _read(path)
+    check_keys(data, SIDECAR_KEYS, "", "of sidecar.json")
+    if data.get("schema") != SCHEMA:
+        raise refuse("schema", f"is {show(data.get('schema'))}", f"write {SCHEMA} (this convert reads schema {SCHEMA})")
+    name = model_name(require(data, "name"))
+    task = choice(require(data, "task"), "task", list(TASK_KINDS))
+    fields = TASK_KINDS[task].parse(data, saved_model_dir)
+    validation = mapping(require(data, "validation"), "validation")
+    check_keys(validation, VALIDATION_KEYS, "validation", "of \"validation\"")
+    samples = file_in(saved_model_dir, require(validation, "samples", "validation"), "validation.samples")
     representative = samples
     if validation.get("representative") is not None:
-        representative = _file_in(saved_model_dir, validation["representative"], "validation.representative")
-    if kind == "text":
-        _file_in(saved_model_dir, preprocessing.get("tokenizer"), "preprocessing.tokenizer")
-    known = {"schema", "name", "task", "labels", "output", "preprocessing", "inputs", "validation"}
-    return Sidecar(directory=saved_model_dir, name=name, task=task, labels=labels, output=output,
-                   preprocessing=preprocessing, inputs=inputs, samples=samples, representative=representative,
-                   extra={key: value for key, value in data.items() if key not in known})
+        representative = file_in(saved_model_dir, validation["representative"], "validation.representative")
+    extra = {}
+    if "metrics" in data:
+        extra["metrics"] = mapping(data["metrics"], "metrics")
+    if "description" in data:
+        extra["description"] = text(data["description"], "description")
+    return Sidecar(directory=saved_model_dir, name=name, task=task, labels=fields.labels, output=fields.output,
+                   preprocessing=fields.preprocessing, inputs=fields.inputs, outputs=fields.outputs, samples=samples,
+                   representative=representative, extra=extra)

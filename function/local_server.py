@@ -2,20 +2,24 @@
 
 Bodies that API Gateway would treat as binary (anything but text-like content types, or bytes that are not
 UTF-8) are base64-encoded with isBase64Encoded=true, exactly as the function sees them behind an HTTP API.
+HTTP framing, limits and time-outs are function/local_http.py's (h11). Development only: the Lambda image
+never contains this module (.dockerignore).
 """
 from __future__ import annotations
 
 import base64
+import socket
+import socketserver
 import time
+import traceback
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
-from function.errors import body_too_large
-from function.http_errors import error_response
-from function.responses import Response, json_response
+from function.http_errors import internal_error_response
+from function.responses import Response
+from function.local_http import HttpConnection, IncomingRequest, Limits
 
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
 Handler = Callable[[dict, object], dict]
@@ -72,54 +76,41 @@ def _joined(pairs: list[tuple[str, str]]) -> dict[str, str]:
     return joined
 
 
-def make_request_handler(handler: Handler, max_body_bytes: int) -> type[BaseHTTPRequestHandler]:
-    class ApiGatewayRequestHandler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out in two writes: with Nagle on, each keep-alive answer waited ~44 ms for the
-        # client's delayed ACK (measured by bench/throughput.py).
-        disable_nagle_algorithm = True
+def respond_with(handler: Handler) -> Callable[[IncomingRequest, str], Response]:
+    """One HTTP request -> its event -> the handler -> the HTTP response API Gateway would send back."""
 
-        def _serve(self) -> None:
-            length = self.headers.get("content-length")
-            if self.headers.get("transfer-encoding", "").lower() == "chunked" and length is None:
-                self.close_connection = True
-                return self._send(json_response(411, {"error": {"code": "length_required",
-                                                                     "message": "Send a Content-Length header."}}))
-            size = int(length) if length and length.isdigit() else 0
-            if size > max_body_bytes:
-                # Refuse before reading, as Lambda refuses a payload over its limit.
-                self.close_connection = True
-                return self._send(error_response(body_too_large(size, max_body_bytes)))
-            body = self.rfile.read(size) if size else b""
-            event = http_api_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
-            context = SimpleNamespace(aws_request_id=event["requestContext"]["requestId"], function_name="local")
+    def respond(request: IncomingRequest, source_ip: str) -> Response:
+        event = http_api_event(request.method, request.target, request.headers, request.body, source_ip)
+        context = SimpleNamespace(aws_request_id=event["requestContext"]["requestId"], function_name="local")
+        try:
             result = handler(event, context)
             payload = result.get("body") or ""
             raw = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode("utf-8")
-            self._send(Response(result["statusCode"], raw, dict(result.get("headers") or {})))
+            return Response(result["statusCode"], raw, dict(result.get("headers") or {}))
+        except Exception:  # noqa: BLE001  (the handler promises never to raise; if it does, say so and keep serving)
+            traceback.print_exc()
+            return internal_error_response()
 
-        def _send(self, response: Response) -> None:
-            self.send_response(response.status)
-            for name, value in response.headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(response.body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(response.body)
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _serve
-
-        def log_message(self, format: str, *args) -> None:  # noqa: A002
-            pass  # the handler already logs one JSON line per request
-
-    return ApiGatewayRequestHandler
+    return respond
 
 
-class LocalHTTPServer(ThreadingHTTPServer):
+class LocalHTTPServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
+    allow_reuse_address = True
     request_queue_size = 64  # the default backlog of 5 dropped connections under 16 concurrent clients
 
+    def __init__(self, address: tuple[str, int], handler: Handler, limits: Limits) -> None:
+        respond = respond_with(handler)
 
-def make_server(handler: Handler, host: str, port: int, max_body_bytes: int) -> ThreadingHTTPServer:
-    server = LocalHTTPServer((host, port), make_request_handler(handler, max_body_bytes))
-    return server
+        class Connection(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                source_ip = self.client_address[0]
+                HttpConnection(self.request, lambda request: respond(request, source_ip), limits).serve()
+
+        super().__init__(address, Connection)
+
+
+def make_server(handler: Handler, host: str, port: int, max_body_bytes: int, **limits: float) -> LocalHTTPServer:
+    """`limits`: Limits' time-outs and sizes other than max_body_bytes (tests shorten the time-outs)."""
+    return LocalHTTPServer((host, port), handler, Limits(max_body_bytes=max_body_bytes, **limits))

@@ -1,28 +1,97 @@
-"""Structured logs: one JSON object per line on stdout, which CloudWatch indexes as fields. Never raw inputs."""
+"""Structured logs: one JSON object per line on stdout, which CloudWatch indexes as fields. Never raw inputs.
+
+Whatever a field holds (a client's method, path or request id included), a record is exactly one line of valid
+JSON that the stream can encode: a line that fails to encode is dropped by logging, and U+0085, U+2028 and U+2029
+pass through json.dumps raw although line readers (Python's splitlines among them) break lines there.
+"""
 from __future__ import annotations
 
+import codecs
 import json
 import logging
+import math
+import re
 import sys
 import time
 from contextlib import contextmanager
 
 LOGGER_NAME = "function"
+# Outside JSON strings the text is ASCII, so escaping these anywhere keeps it valid JSON: the line breakers
+# json.dumps leaves raw, and lone surrogates (from a client's bytes), which no UTF-8 stream can encode.
+UNSAFE_IN_A_LINE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+MAX_DEPTH = 20  # fields nested deeper than this are logged as their type name
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _plain(value: object, depth: int = 0) -> object:
+    """`value` reduced to what json.dumps always accepts: str keys, finite floats, ints it can print."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() < 4000 else f"<int of {value.bit_length()} bits>"  # ~1,200 digits
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if depth >= MAX_DEPTH:
+        return f"<{type(value).__name__}>"
+    if isinstance(value, dict):
+        return {_text(key): _plain(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(item, depth + 1) for item in value]
+    return _text(value)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001  (a field's own __str__ must not cost the line)
+        return f"<unprintable {type(value).__name__}>"
+
+
+def json_line(fields: dict, ascii_only: bool = False) -> str:
+    """`fields` as one line of JSON, safe to write to any stream (ascii_only for one that is not UTF-8)."""
+    try:
+        text = json.dumps(fields, ensure_ascii=ascii_only, default=str, allow_nan=False)
+    except Exception:  # noqa: BLE001  (a non-str key, NaN, a huge int, a cycle, a field whose __str__ raises)
+        text = json.dumps(_plain(fields), ensure_ascii=ascii_only)
+    return UNSAFE_IN_A_LINE.sub(_escape, text)
 
 
 class JsonLineFormatter(logging.Formatter):
     converter = time.gmtime  # the "Z" below must be true
 
+    def __init__(self, ascii_only: bool = False) -> None:
+        super().__init__()
+        self.ascii_only = ascii_only
+
     def format(self, record: logging.LogRecord) -> str:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001  (arguments that do not fit the message: keep the line, not the traceback)
+            message = _text(record.msg)
         line = {
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
-            "message": record.getMessage(),
+            "message": message,
             **getattr(record, "fields", {}),
         }
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return json_line(line, self.ascii_only)
+
+
+def writes_utf8(stream: object) -> bool:
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True  # an in-memory text stream takes any str
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def configure(level: str) -> logging.Logger:
@@ -30,7 +99,7 @@ def configure(level: str) -> logging.Logger:
     logger = logging.getLogger(LOGGER_NAME)
     if not any(isinstance(h.formatter, JsonLineFormatter) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stdout)
-        handler.setFormatter(JsonLineFormatter())
+        handler.setFormatter(JsonLineFormatter(ascii_only=not writes_utf8(sys.stdout)))
         logger.addHandler(handler)
     logger.setLevel(level)
     logger.propagate = False

@@ -66,7 +66,7 @@ class Service:
         start = time.perf_counter()
         ctx = RouteContext(request, self.settings, self.registry, self.store, Timings())
         cold, self._cold = self._cold, False
-        error_code = None
+        error_code, failure = None, None
         try:
             match = resolve(request.method, request.path)
             ctx.path_params = match.params
@@ -74,9 +74,8 @@ class Service:
         except ServingError as exc:
             error_code = exc.code
             response = error_response(exc, request.path)
-        except Exception:  # noqa: BLE001  (a bug of ours: log it, answer 500, keep the container serving)
-            log.exception("request failed", extra={"fields": {"request_id": request.request_id}})
-            error_code = "internal_error"
+        except Exception as exc:  # noqa: BLE001  (a bug of ours: log it, answer 500, keep the container serving)
+            error_code, failure = "internal_error", exc
             response = internal_error_response(request.path)
         matched = template_of(request.path)
         fields = {
@@ -93,5 +92,6 @@ class Service:
         }
         if error_code:
             fields["error_code"] = error_code
-        log.info("request", extra={"fields": fields})
+        # One line per request, always: a bug's traceback goes into that line, not a second one.
+        log.log(logging.ERROR if failure else logging.INFO, "request", exc_info=failure, extra={"fields": fields})
         return response

@@ -9,23 +9,11 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageOps
 
-# The directory holding sidecar.json (labels + preprocessing) and the model file the baseline loads.
-MODEL_DIR_ENV = "BASELINE_MODEL_DIR"
 DEFAULT_TOP_K = 5
-
-
-def model_dir() -> Path:
-    return Path(os.environ[MODEL_DIR_ENV])
-
-
-def load_sidecar(directory: Path) -> dict:
-    return json.loads((directory / "sidecar.json").read_text())
 
 
 def images_from_event(event: dict) -> list[bytes]:

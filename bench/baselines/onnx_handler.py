@@ -6,10 +6,10 @@ function's LiteRT interpreter, since a 1,769 MB Lambda has one vCPU.
 
 import onnxruntime
 
-from bench.baselines import image_request
+from bench.baselines import image_request, model_files
 
-MODEL_DIR = image_request.model_dir()
-SIDECAR = image_request.load_sidecar(MODEL_DIR)
+MODEL_DIR = model_files.model_dir()
+SIDECAR = model_files.load_sidecar(MODEL_DIR)
 _OPTIONS = onnxruntime.SessionOptions()
 _OPTIONS.intra_op_num_threads = 1
 SESSION = onnxruntime.InferenceSession(str(MODEL_DIR / "model.onnx"), _OPTIONS, providers=["CPUExecutionProvider"])

@@ -6,10 +6,10 @@ function's own (bench/baselines/image_request.py), so only the inference stack d
 
 import tensorflow as tf
 
-from bench.baselines import image_request
+from bench.baselines import image_request, model_files
 
-MODEL_DIR = image_request.model_dir()
-SIDECAR = image_request.load_sidecar(MODEL_DIR)
+MODEL_DIR = model_files.model_dir()
+SIDECAR = model_files.load_sidecar(MODEL_DIR)
 MODEL = tf.saved_model.load(str(MODEL_DIR))
 SERVE = MODEL.signatures["serving_default"]
 INPUT_NAME = SIDECAR["inputs"]["image"]

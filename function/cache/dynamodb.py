@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from function.cache.base import Entry, Result, chunks
 from function.cache.breaker import CircuitBreaker
 from function.cache.dynamodb_item import KEY_ATTRIBUTE, MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
+from function.cache.dynamodb_response import MalformedResponse, read_get_answer, read_write_answer
 from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
@@ -23,21 +24,24 @@ PUT_BATCH = 25  # BatchWriteItem's limit
 UNPROCESSED_RETRIES = 2  # extra rounds for UnprocessedKeys/Items before they count as throttled
 UNPROCESSED_PAUSE_SECONDS = 0.05  # times the round number: 50 ms, then 100 ms
 COOLDOWN_SECONDS = 30.0  # after a failed call, the store is skipped this long (docs/caching.md: latency bound)
+# One lookup or one write (every batch, attempt, pause and unprocessed round of it) ends within this: a request
+# makes at most one of each, so the store adds at most 2 x 0.7 s to it (docs/caching.md states +1.5 s).
+STORE_CALL_DEADLINE_SECONDS = 0.7
 CONNECT_TIMEOUT_SECONDS = 0.5
-READ_TIMEOUT_SECONDS = 1.0
 TOTAL_MAX_ATTEMPTS = 2
+FAILED = object()  # what _call returns for a failed call (an answer may itself be JSON null)
 THROTTLING_CODES = frozenset({
     "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "Throttling",
 })
 
 
 def create_dynamodb_client():
-    """A DynamoDB client with short timeouts and one retry, configured from the environment Lambda provides."""
+    """A DynamoDB client with a short deadline and one retry, configured from the environment Lambda provides."""
     from function.cache.dynamodb_client import client_from_environment  # http.client/ssl: only when used
 
     return client_from_environment(
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
-        read_timeout=READ_TIMEOUT_SECONDS,
+        call_timeout=STORE_CALL_DEADLINE_SECONDS,
         max_attempts=TOTAL_MAX_ATTEMPTS,
         retry_codes=THROTTLING_CODES,
     )
@@ -58,6 +62,7 @@ class DynamoDBResultStore:
         client_factory: Callable[[], object] = create_dynamodb_client,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        call_deadline_seconds: float = STORE_CALL_DEADLINE_SECONDS,
     ) -> None:
         self.table = table
         self.ttl_seconds = ttl_seconds
@@ -68,6 +73,7 @@ class DynamoDBResultStore:
         self._client_lock = threading.Lock()
         self._clock = clock
         self._sleep = sleep
+        self.call_deadline_seconds = call_deadline_seconds
 
     def _dynamodb(self):
         if self._client is None:
@@ -76,21 +82,22 @@ class DynamoDBResultStore:
                     self._client = self._client_factory()
         return self._client
 
-    def _call(self, operation: str, count: int, **request) -> dict | None:
-        """One API call; on any failure log, count, open the breaker and return None."""
+    def _fail(self, counter: str, operation: str, count: int, reason: str) -> None:
+        """Every failed call ends here: counted, logged, and the table skipped for the cool-down."""
+        self.stats.add(counter)
+        self.breaker.trip()
+        log.warning("result cache: DynamoDB %s of %d items failed (%s); skipping the table for %.0f s",
+                    operation, count, reason, self.breaker.cooldown_seconds)
+
+    def _call(self, operation: str, count: int, deadline: float, **request) -> object:
+        """One API call within `deadline`: its parsed JSON answer, or FAILED (counted, breaker opened)."""
         try:
-            response = getattr(self._dynamodb(), operation)(**request)
+            return getattr(self._dynamodb(), operation)(deadline=deadline, **request)
         except Exception as error:  # the contract is "never raises": HTTP errors, sockets, bad config alike
             code = _error_code(error)
-            self.stats.add("throttled" if code in THROTTLING_CODES else "errors")
-            self.breaker.trip()
-            log.warning("result cache: DynamoDB %s of %d items failed (%s: %s); skipping the table for %.0f s",
-                        operation, count, code or type(error).__name__, error, self.breaker.cooldown_seconds)
-            return None
-        if not isinstance(response, dict):
-            self.stats.add("errors")
-            return None
-        return response
+            self._fail("throttled" if code in THROTTLING_CODES else "errors", operation, count,
+                       f"{code or type(error).__name__}: {error}")
+            return FAILED
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
         return {key: entry.result for key, entry in self.get_entries(keys).items()}
@@ -99,15 +106,18 @@ class DynamoDBResultStore:
         wanted = list(dict.fromkeys(keys))  # BatchGetItem rejects duplicate keys
         found: dict[str, Entry] = {}
         now = self._clock()
+        deadline = time.monotonic() + self.call_deadline_seconds
         for chunk in chunks(wanted, GET_BATCH):
             asked = set(chunk)
 
-            def collect(response: dict, sent: int) -> dict:  # called within this iteration only
-                self._collect(response.get("Responses", {}).get(self.table, []), asked, now, found)
-                return response.get("UnprocessedKeys") or {}
+            def collect(answer: object, sent: int) -> dict:  # called within this iteration only
+                items, unprocessed = read_get_answer(answer, self.table, sent)
+                self._collect(items, asked, now, found)
+                return unprocessed
 
             request = {self.table: {"Keys": [{KEY_ATTRIBUTE: {"S": key}} for key in chunk]}}
-            self._batch_rounds("batch_get_item", request, self._keys_in, collect, "keys unprocessed, treated as misses")
+            self._batch_rounds("batch_get_item", request, self._keys_in, collect, deadline,
+                               "keys unprocessed, treated as misses")
         self.stats.add("hits", len(found))
         self.stats.add("misses", len(wanted) - len(found))
         return found
@@ -144,15 +154,17 @@ class DynamoDBResultStore:
                 self.stats.add("oversize")
                 continue
             items.append(item)
+        deadline = time.monotonic() + self.call_deadline_seconds
         for chunk in chunks(items, PUT_BATCH):
 
-            def count_writes(response: dict, sent: int) -> dict:
-                request = response.get("UnprocessedItems") or {}
-                self.stats.add("writes", sent - self._writes_in(request))
-                return request
+            def count_writes(answer: object, sent: int) -> dict:
+                unprocessed = read_write_answer(answer, self.table, sent)
+                self.stats.add("writes", sent - self._writes_in(unprocessed))
+                return unprocessed
 
             request = {self.table: [{"PutRequest": {"Item": item}} for item in chunk]}
-            self._batch_rounds("batch_write_item", request, self._writes_in, count_writes, "writes unprocessed, skipped")
+            self._batch_rounds("batch_write_item", request, self._writes_in, count_writes, deadline,
+                               "writes unprocessed, skipped")
 
     def _keys_in(self, request: dict) -> int:
         return len(request.get(self.table, {}).get("Keys", []))
@@ -161,20 +173,29 @@ class DynamoDBResultStore:
         return len(request.get(self.table, []))
 
     def _batch_rounds(self, operation: str, request: dict, pending: Callable[[dict], int],
-                      handle: Callable[[dict, int], dict], leftover: str) -> None:
+                      handle: Callable[[object, int], dict], deadline: float, leftover: str) -> None:
         """One batch call, then up to UNPROCESSED_RETRIES more (pausing longer each time) for what DynamoDB left
-        unprocessed; handle(response, items sent) takes in an answer and returns the request for what is left."""
+        unprocessed, all before `deadline`; handle(answer, items sent) reads an answer (MalformedResponse when it
+        is not shaped like one) and returns the request for what is left."""
         for round_number in range(UNPROCESSED_RETRIES + 1):
             sent = pending(request)
             if not self.breaker.allows():
                 self.stats.add("skipped", sent)
                 return
-            if round_number:
-                self._sleep(UNPROCESSED_PAUSE_SECONDS * round_number)
-            response = self._call(operation, sent, RequestItems=request)
-            if response is None:
+            pause = UNPROCESSED_PAUSE_SECONDS * round_number
+            if time.monotonic() + pause >= deadline:  # answered, but too slowly to finish within the call's time
+                self._fail("errors", operation, sent, f"{self.call_deadline_seconds} s deadline reached")
                 return
-            request = handle(response, sent)
+            if pause:
+                self._sleep(pause)
+            answer = self._call(operation, sent, deadline, RequestItems=request)
+            if answer is FAILED:
+                return
+            try:
+                request = handle(answer, sent)
+            except MalformedResponse as error:
+                self._fail("errors", operation, sent, f"malformed answer: {error}")
+                return
             if not pending(request):
                 return
         left = pending(request)

@@ -9,14 +9,20 @@ per thread.
 Requests and responses are the low-level client's dicts (DynamoDB JSON, `RequestItems` in, parsed JSON out), so
 `DynamoDBResultStore` cannot tell the difference. Only S and N attributes are sent: binary (B) values would need
 base64, which the store never writes. Errors raise `DynamoDBError` with botocore's `.response` shape.
+
+Every call has one deadline that covers connecting, sending, every read of the answer, the retry and its pause. A
+timeout per socket read (http.client's, botocore's) restarts with each byte, so a server trickling one byte every
+0.25 s held a call for 39 s; here each read waits only for what is left of the call's time.
 """
 from __future__ import annotations
 
 import functools
 import http.client
+import io
 import json
 import os
 import random
+import socket
 import ssl
 import threading
 import time
@@ -57,6 +63,81 @@ class DynamoDBError(Exception):
 
 class ResponseCorrupted(http.client.HTTPException):
     """The body does not match DynamoDB's x-amz-crc32 header: a damaged response, retried like a dropped one."""
+
+
+class DeadlineExceeded(TimeoutError):
+    """The call's time ran out: raised in place of whatever the interrupted read or connect was doing."""
+
+
+def remaining_seconds(deadline: float) -> float:
+    """Time left before `deadline` (time.monotonic()); raises DeadlineExceeded when none is."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlineExceeded("the DynamoDB call ran out of time")
+    return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The raw stream http.client reads a response from: every read waits at most until the call's deadline."""
+
+    def __init__(self, sock: "DeadlineSocket") -> None:
+        super().__init__()
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        raw = self._sock.raw
+        raw.settimeout(remaining_seconds(self._sock.deadline))
+        try:
+            return raw.recv_into(buffer)
+        except TimeoutError as error:  # the timeout was the time left: the deadline has come
+            raise DeadlineExceeded("the DynamoDB call ran out of time waiting for the answer") from error
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            self._sock.reader_closed()
+
+
+class DeadlineSocket:
+    """A connected socket as http.client uses it (sendall, makefile, close), bound by the current call's deadline.
+
+    http.client builds each response on `sock.makefile("rb")`: handing it a reader that re-arms the timeout with
+    the time left before every recv is what turns per-read timeouts into one deadline."""
+
+    def __init__(self, raw: socket.socket) -> None:
+        self.raw = raw
+        self.deadline = 0.0  # set by the client before each exchange
+        # Like a socket's own makefile(): closing the connection while a response is still being read (http.client
+        # does, when the server says Connection: close) closes the socket only once that reader is closed too.
+        self._readers = 0
+        self._closing = False
+
+    def sendall(self, data: bytes) -> None:
+        self.raw.settimeout(remaining_seconds(self.deadline))  # since 3.5 sendall's timeout bounds the whole send
+        try:
+            self.raw.sendall(data)
+        except TimeoutError as error:
+            raise DeadlineExceeded("the DynamoDB call ran out of time sending the request") from error
+
+    def makefile(self, mode: str = "rb", *args, **kwargs) -> io.BufferedReader:
+        self._readers += 1
+        return io.BufferedReader(_DeadlineReader(self))
+
+    def reader_closed(self) -> None:
+        self._readers -= 1
+        if self._closing and not self._readers:
+            self.raw.close()
+
+    def close(self) -> None:
+        self._closing = True
+        if not self._readers:
+            self.raw.close()
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
 
 
 @dataclass(frozen=True)
@@ -100,59 +181,65 @@ def _error_from(status: int, headers: http.client.HTTPMessage, body: bytes) -> D
 
 
 class DynamoDBClient:
-    """`batch_get_item(**request)` and `batch_write_item(**request)`, as boto3's low-level client takes them.
+    """`batch_get_item(**request)` and `batch_write_item(**request)`, as boto3's low-level client takes them, plus
+    an optional `deadline` (a time.monotonic() value; default: `call_timeout` from now).
 
-    At most `max_attempts` attempts per call: another one after a connection failure, a timeout, a 5xx or a
-    code in `retry_codes` (throttling), after a jittered pause of at most MAX_BACKOFF_SECONDS. Any other 4xx
-    raises at once. Safe to share between threads: each thread has its own connection.
+    Within the deadline, at most `max_attempts` attempts: another one after a connection failure, a 5xx or a code in
+    `retry_codes` (throttling), after a jittered pause of at most MAX_BACKOFF_SECONDS. Any other 4xx raises at once,
+    and so does running out of time (DeadlineExceeded, a TimeoutError). Safe to share between threads: each thread
+    has its own connection.
     """
 
     def __init__(self, endpoint: Endpoint, region: str, credentials: Credentials, *, connect_timeout: float,
-                 read_timeout: float, max_attempts: int, retry_codes: Iterable[str] = (),
+                 call_timeout: float, max_attempts: int, retry_codes: Iterable[str] = (),
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.endpoint = endpoint
         self.region = region
         self.credentials = credentials
         self.connect_timeout = connect_timeout
-        self.read_timeout = read_timeout
+        self.call_timeout = call_timeout
         self.max_attempts = max(1, max_attempts)
         self.retry_codes = frozenset(retry_codes)
         self._sleep = sleep
         self._local = threading.local()
         self._ssl_context: ssl.SSLContext | None = None
 
-    def batch_get_item(self, **request) -> dict:
-        return self.call("BatchGetItem", request)
+    def batch_get_item(self, deadline: float | None = None, **request) -> dict:
+        return self.call("BatchGetItem", request, deadline)
 
-    def batch_write_item(self, **request) -> dict:
-        return self.call("BatchWriteItem", request)
+    def batch_write_item(self, deadline: float | None = None, **request) -> dict:
+        return self.call("BatchWriteItem", request, deadline)
 
-    def call(self, operation: str, request: dict) -> dict:
+    def call(self, operation: str, request: dict, deadline: float | None = None) -> dict:
+        deadline = time.monotonic() + self.call_timeout if deadline is None else deadline
         body = json.dumps(request, separators=(",", ":")).encode("utf-8")
         for attempt in range(1, self.max_attempts + 1):
             try:
-                return self._send(operation, body)
+                return self._send(operation, body, deadline)
             except DynamoDBError as error:
                 retryable = error.status >= 500 or error.response["Error"]["Code"] in self.retry_codes
-                if not retryable or attempt == self.max_attempts:
+                if not retryable or attempt == self.max_attempts or time.monotonic() >= deadline:
                     raise
+            except DeadlineExceeded:
+                self.close()  # a half-read answer leaves the connection unusable
+                raise
             except (OSError, http.client.HTTPException):  # refused, timed out, dropped, corrupted
                 self.close()
-                if attempt == self.max_attempts:
+                if attempt == self.max_attempts or time.monotonic() >= deadline:
                     raise
-            self._sleep(random.uniform(0, MAX_BACKOFF_SECONDS))
+            self._sleep(min(random.uniform(0, MAX_BACKOFF_SECONDS), remaining_seconds(deadline)))
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def _send(self, operation: str, body: bytes) -> dict:
+    def _send(self, operation: str, body: bytes, deadline: float) -> dict:
         """One attempt. A kept-alive connection found dead is reopened and the request resent once, for free."""
-        connection, reused = self._connection()
+        connection, reused = self._connection(deadline)
         try:
             return self._exchange(connection, operation, body)
         except STALE_CONNECTION_ERRORS:
             self.close()
             if not reused:
                 raise
-        connection, _ = self._connection()
+        connection, _ = self._connection(deadline)
         return self._exchange(connection, operation, body)
 
     def _exchange(self, connection: http.client.HTTPConnection, operation: str, body: bytes) -> dict:
@@ -170,22 +257,30 @@ class DynamoDBClient:
             raise _error_from(response.status, response.headers, payload)
         return json.loads(payload or b"{}")
 
-    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
-        """This thread's connection, opened within connect_timeout; then every socket read waits read_timeout."""
+    def _connection(self, deadline: float) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection, bound to `deadline`; a new one connects within connect_timeout (and the
+        deadline)."""
         connection = getattr(self._local, "connection", None)
         if connection is not None and connection.sock is not None:
+            connection.sock.deadline = deadline
             return connection, True
         if connection is None:
             host = self.endpoint.host.strip("[]")
             if self.endpoint.scheme == "https":
-                connection = http.client.HTTPSConnection(host, self.endpoint.port, timeout=self.connect_timeout,
-                                                         context=self._tls_context())
+                connection = http.client.HTTPSConnection(host, self.endpoint.port, context=self._tls_context())
             else:
-                connection = http.client.HTTPConnection(host, self.endpoint.port, timeout=self.connect_timeout)
+                connection = http.client.HTTPConnection(host, self.endpoint.port)
+            connection.auto_open = 0  # only this method opens connections: an unwrapped socket would have no deadline
             self._local.connection = connection
-        connection.timeout = self.connect_timeout
-        connection.connect()  # TCP (and TLS) under the connect timeout; the server closing it sets sock to None
-        connection.sock.settimeout(self.read_timeout)
+        connection.timeout = min(self.connect_timeout, remaining_seconds(deadline))
+        try:
+            connection.connect()  # TCP (and TLS); the server closing it later sets sock to None
+        except TimeoutError as error:
+            if time.monotonic() >= deadline:
+                raise DeadlineExceeded("the DynamoDB call ran out of time while connecting") from error
+            raise
+        connection.sock = DeadlineSocket(connection.sock)
+        connection.sock.deadline = deadline
         return connection, False
 
     def _tls_context(self) -> ssl.SSLContext:

@@ -7,19 +7,30 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from function.cache.base import Entry, Result, chunks
+from function.cache.breaker import CircuitBreaker
 from function.cache.codec import decode_result, encode_result
 from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
 
-BUSY_TIMEOUT_MS = 2000  # the longest a request waits for another writer before it gives up on the cache
+# The longest one lookup or one write waits for another connection's lock (opening the file included). In WAL
+# mode a lookup never waits for a writer, so a request waits at most once, twice at worst: docs/caching.md.
+BUSY_TIMEOUT_MS = 500
+# After any failure the file is skipped this long, so a lock another process keeps costs one wait, not one per request.
+COOLDOWN_SECONDS = 10.0
+SETUP_PAUSE_SECONDS = 0.02  # between attempts to set up a fresh file that racing connections have locked
 KEYS_PER_QUERY = 500  # below SQLite's bound-parameter limit on every build
-SETUP_ATTEMPTS = 5  # opening a fresh file from racing connections; the pauses add up to 0.5 s at most
-SETUP_PAUSE_SECONDS = 0.05
+# Connections kept open between calls. A pool, not one per thread: the local server runs each client connection
+# on a new thread, and per-thread connections (3 file descriptors each) stayed open until the garbage collector
+# found them.
+IDLE_CONNECTIONS = 4
+# Each connection's page cache, in KiB. SQLite's default (2 MiB) fills as the file grows: with the pool that let a
+# long-running server grow 8 MB; lookups by primary key touch a few pages, and the OS caches the file anyway.
+PAGE_CACHE_KIB = 512
 PURGE_EVERY_WRITES = 200  # expired rows are deleted now and then by writers; readers ignore them anyway
 
 SCHEMA = """
@@ -33,56 +44,82 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS results_expires_at ON results (expires_at);
 """
+SCHEMA_PRESENT = "SELECT count(*) FROM sqlite_master WHERE name IN ('results', 'results_expires_at')"
 
 
 class SqliteResultStore:
-    """Results in one SQLite file. One connection per thread and process; any SQLite error is a miss."""
+    """Results in one SQLite file, through a small pool of connections; any SQLite error is a miss."""
 
     def __init__(self, path: Path | str, ttl_seconds: float, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
         self.ttl_seconds = ttl_seconds
         self.stats = StoreStats()
         self._clock = clock
-        self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []
+        self._pool_pid = os.getpid()
+        self._pool_lock = threading.Lock()
         self._setup_lock = threading.Lock()
         self._writes_since_purge = 0
+        self.breaker = CircuitBreaker(COOLDOWN_SECONDS)
 
-    def _connection(self) -> sqlite3.Connection:
-        # A connection must not cross fork(): remember which process opened it.
-        cached = getattr(self._local, "connection", None)
-        if cached is not None and cached[0] == os.getpid():
-            return cached[1]
-        with self._setup_lock:
-            connection = self._open()
-        self._local.connection = (os.getpid(), connection)
-        return connection
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one call, used by one thread at a time; back to the pool only if the call succeeded."""
+        with self._pool_lock:
+            if self._pool_pid != os.getpid():  # a connection must not cross fork(): the child opens its own
+                self._idle, self._pool_pid = [], os.getpid()
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            with self._setup_lock:
+                connection = self._open()
+        try:
+            yield connection
+        except BaseException:
+            connection.close()
+            raise
+        with self._pool_lock:
+            if len(self._idle) < IDLE_CONNECTIONS and self._pool_pid == os.getpid():
+                self._idle.append(connection)
+                return
+        connection.close()
 
     def _open(self) -> sqlite3.Connection:
         """On a fresh file, connections racing to set it up can get "database is locked" at once (SQLite's
-        deadlock avoidance skips the busy wait), so setting up is retried a few times."""
+        deadlock avoidance skips the busy wait), so setting up is retried, all within one BUSY_TIMEOUT_MS."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for attempt in range(1, SETUP_ATTEMPTS):
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
             try:
-                return self._open_once()
+                return self._open_once(deadline)
             except sqlite3.OperationalError as error:
-                if "locked" not in str(error) and "busy" not in str(error):
+                locked = "locked" in str(error) or "busy" in str(error)
+                if not locked or time.monotonic() + SETUP_PAUSE_SECONDS >= deadline:
                     raise  # a path that cannot be opened will not open on a retry either
-                time.sleep(SETUP_PAUSE_SECONDS * attempt)
-        return self._open_once()
+                time.sleep(SETUP_PAUSE_SECONDS)
 
-    def _open_once(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    def _open_once(self, deadline: float) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=max(0.001, deadline - time.monotonic()), isolation_level=None,
+                                     check_same_thread=False)  # pooled: one thread at a time, not always the same
         try:
-            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise sqlite3.OperationalError(f"journal_mode stayed {mode}: database is locked")
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")
+            connection.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
+            # Only a fresh file needs the write lock: an open while another process writes must not wait for it.
+            if connection.execute(SCHEMA_PRESENT).fetchone()[0] < 2:
+                connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         except sqlite3.Error:
             connection.close()
             raise
         return connection
+
+    def _fail(self, what: str, error: Exception) -> None:
+        log.warning("result cache: sqlite %s failed (%s); skipping the file for %.0f s", what, error,
+                    self.breaker.cooldown_seconds)
+        self.stats.add("errors")
+        self.breaker.trip()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
         return {key: entry.result for key, entry in self.get_entries(keys).items()}
@@ -91,30 +128,38 @@ class SqliteResultStore:
         wanted = list(dict.fromkeys(keys))
         found: dict[str, Entry] = {}
         now = self._clock()
-        try:
-            connection = self._connection()
-            for chunk in chunks(wanted, KEYS_PER_QUERY):
-                rows = connection.execute(
-                    "SELECT result_key, result, checksum, expires_at FROM results"
-                    f" WHERE result_key IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-                for key, text, checksum, expires_at in rows:
-                    if not isinstance(expires_at, (int, float)) or expires_at <= now:
-                        self.stats.add("expired")
-                        continue
-                    result = decode_result(text, checksum)
-                    if result is None:
-                        log.warning("result cache: sqlite row %s is corrupt, ignored", key[:12])
-                        self.stats.add("corrupt")
-                        continue
-                    found[key] = Entry(result, float(expires_at))
-        except (sqlite3.Error, OSError) as error:
-            log.warning("result cache: sqlite read failed (%s), treating %d keys as misses", error, len(wanted))
-            self.stats.add("errors")
+        if self.breaker.allows():
+            self._read(wanted, now, found)
+        else:
+            self.stats.add("skipped", len(wanted))
         self.stats.add("hits", len(found))
         self.stats.add("misses", len(wanted) - len(found))
         return found
+
+    def _read(self, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
+        try:
+            with self._connection() as connection:
+                self._select(connection, wanted, now, found)
+        except (sqlite3.Error, OSError) as error:
+            self._fail(f"read of {len(wanted)} keys", error)
+
+    def _select(self, connection: sqlite3.Connection, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
+        for chunk in chunks(wanted, KEYS_PER_QUERY):
+            rows = connection.execute(
+                "SELECT result_key, result, checksum, expires_at FROM results"
+                f" WHERE result_key IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for key, text, checksum, expires_at in rows:
+                if not isinstance(expires_at, (int, float)) or expires_at <= now:
+                    self.stats.add("expired")
+                    continue
+                result = decode_result(text, checksum)
+                if result is None:
+                    log.warning("result cache: sqlite row %s is corrupt, ignored", key[:12])
+                    self.stats.add("corrupt")
+                    continue
+                found[key] = Entry(result, float(expires_at))
 
     def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         now = self._clock()
@@ -129,30 +174,35 @@ class SqliteResultStore:
             rows.append((key, text, checksum, model_version, now, now + self.ttl_seconds))
         if not rows:
             return
+        if not self.breaker.allows():
+            self.stats.add("skipped", len(rows))
+            return
         try:
-            connection = self._connection()
-            # BEGIN IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
-                self._writes_since_purge += len(rows)
-                if self._writes_since_purge >= PURGE_EVERY_WRITES:
-                    connection.execute("DELETE FROM results WHERE expires_at <= ?", (now,))
-                    self._writes_since_purge = 0
-                connection.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
-                raise
+            with self._connection() as connection:
+                self._insert(connection, rows, now)
         except (sqlite3.Error, OSError) as error:
-            log.warning("result cache: sqlite write of %d results failed: %s", len(rows), error)
-            self.stats.add("errors")
+            self._fail(f"write of {len(rows)} results", error)
             return
         self.stats.add("writes", len(rows))
 
+    def _insert(self, connection: sqlite3.Connection, rows: list[tuple], now: float) -> None:
+        # BEGIN IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._writes_since_purge += len(rows)
+            if self._writes_since_purge >= PURGE_EVERY_WRITES:
+                connection.execute("DELETE FROM results WHERE expires_at <= ?", (now,))
+                self._writes_since_purge = 0
+            connection.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
-        """Close this thread's connection (tests, shutdown); other threads' close when they end."""
-        cached = getattr(self._local, "connection", None)
-        if cached is not None:
-            cached[1].close()
-            self._local.connection = None
+        """Close the idle connections (tests, shutdown); one in use closes when its call returns it."""
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()

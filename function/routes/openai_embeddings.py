@@ -33,7 +33,7 @@ def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
         raise PayloadTooLarge("batch_too_large", f"'input' has {len(texts)} items; the limit is "
                               f"{ctx.settings.max_text_batch}.", param="input")
     names = ["'input'"] if isinstance(value, str) else [f"'input[{i}]'" for i in range(len(texts))]
-    return checked_texts(ctx, texts, names)
+    return checked_texts(ctx, texts, names, param="input")
 
 
 def embeddings(ctx: RouteContext) -> Response:

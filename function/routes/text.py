@@ -25,16 +25,17 @@ def texts_of(ctx: RouteContext, body: dict) -> list[str]:
     return checked_texts(ctx, texts, inputs.field_names(body, "text", "texts"))
 
 
-def checked_texts(ctx: RouteContext, texts: list[str], names: list[str]) -> list[str]:
-    """Every text non-empty, valid Unicode and within the length limit; `names` say where each came from."""
+def checked_texts(ctx: RouteContext, texts: list[str], names: list[str], param: str | None = None) -> list[str]:
+    """Every text non-empty, valid Unicode and within the length limit; `names` say where each came from and
+    `param` is the request field that holds them (OpenAI's error shape reports it)."""
     for text, name in zip(texts, names):
         if not text.strip():
-            raise InvalidInput("empty_text", f"{name} is empty; send some text.")
+            raise InvalidInput("empty_text", f"{name} is empty; send some text.", param=param)
         if not _is_unicode(text):
-            raise InvalidInput("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).")
+            raise InvalidInput("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
         if len(text) > ctx.settings.max_text_chars:
             raise PayloadTooLarge("text_too_large", f"{name} has {len(text)} characters; the limit is "
-                                  f"{ctx.settings.max_text_chars}.")
+                                  f"{ctx.settings.max_text_chars}.", param=param)
     return texts
 
 

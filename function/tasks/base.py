@@ -121,8 +121,11 @@ class Task(ABC):
     def answer_tensors(self, tensors: dict[str, np.ndarray], options: dict) -> list[Result]:
         """Results for inputs that are already the model's tensors: what `convert` checks a new model directory
         with, on its validation samples, before it writes it."""
-        count = len(next(iter(tensors.values())))
-        return self.postprocess(self.runner().run(tensors), Batch(tensors, [{}] * count), options)
+        return self.postprocess(self.runner().run(tensors), Batch(tensors, self.notes_of(tensors)), options)
+
+    def notes_of(self, tensors: dict[str, np.ndarray]) -> list[dict]:
+        """What preprocessing would have noted per input, for inputs given as tensors."""
+        return [{} for _ in range(len(next(iter(tensors.values()))))]
 
     @abstractmethod
     def preprocess(self, items: Sequence[Any], timings: Timings) -> Batch:

@@ -49,6 +49,13 @@ class TextTask(Task):
         self.runner()
         self.encoder()
 
+    def notes_of(self, tensors: dict[str, np.ndarray]) -> list[dict]:
+        if "attention_mask" in tensors:
+            counts = tensors["attention_mask"].sum(axis=1)
+        else:
+            counts = (tensors["input_ids"] != self.encoder().pad_id).sum(axis=1)
+        return [{"tokens": int(count), "truncated": False} for count in counts]
+
     def preprocess(self, items: Sequence[str], timings: Timings) -> Batch:
         with timings.stage("preprocess"):
             encoded = self.encoder().encode(list(items))

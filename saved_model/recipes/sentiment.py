@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saved_model.recipes import minilm
+from saved_model.recipes import minilm_encoder
 from saved_model.recipes.common import SEED, seed_everything, stage, write_saved_model
 from saved_model.recipes.vader_corpus import load_rated_sentences, polarity_split
 
@@ -37,7 +37,7 @@ ENSEMBLE_HEADS = 3
 def make_tokenizer():
     from tokenizers import Tokenizer  # noqa: PLC0415
 
-    return Tokenizer.from_str(minilm.tokenizer_json(MAX_LENGTH))
+    return Tokenizer.from_str(minilm_encoder.tokenizer_json(MAX_LENGTH))
 
 
 def pooled_encoder(layers, length: int | None):
@@ -95,9 +95,8 @@ def sidecar(test_accuracy: float, test_samples: int) -> dict:
         "name": NAME,
         "task": "text_classification",
         "labels": LABELS,
-        # One sigmoid unit: P(labels[1]) = P(positive).
+        # One sigmoid unit: P(labels[1]) = P(positive); convert reads the unit count from the signature.
         "output": "probabilities",
-        "output_units": 1,
         # tokenizer.json lowercases (and strips accents) in its own BERT normalizer: nothing to do before it.
         "preprocessing": {"type": "text", "tokenizer": "tokenizer.json", "max_length": MAX_LENGTH, "lowercase": False},
         "inputs": {"input_ids": INPUT_NAME},
@@ -112,11 +111,11 @@ def build(out_dir: Path) -> None:
     stage(f"{NAME}: reading the VADER ground-truth sentences")
     split = polarity_split(load_rated_sentences(), seed=SEED)
     tokenizer = make_tokenizer()
-    train_ids, _ = minilm.encode(tokenizer, split.train_texts)
-    test_ids, _ = minilm.encode(tokenizer, split.test_texts)
+    train_ids, _ = minilm_encoder.encode(tokenizer, split.train_texts)
+    test_ids, _ = minilm_encoder.encode(tokenizer, split.test_texts)
     stage(f"{NAME}: {len(train_ids)} training / {len(test_ids)} test sentences, tokenized to {MAX_LENGTH} ids")
 
-    layers = minilm.make_layers(MAX_LENGTH, minilm.load_weights())
+    layers = minilm_encoder.make_layers(MAX_LENGTH, minilm_encoder.load_weights())
     stage(f"{NAME}: running the frozen MiniLM encoder over the corpus (the slow step, ~1-2 min)")
     bucketed = pooled_encoder(layers, None)
     train_features = encode_bucketed(bucketed, train_ids)

@@ -75,5 +75,6 @@ def test_dockerignore_keeps_the_context_to_what_the_image_copies():
         assert not ignore.excludes(kept), kept
     for dropped in (".venv/bin/python", "saved_model/digits/saved_model.pb", "convert/__main__.py", "build/x",
                     "tools/node_modules/osls/package.json", "function/__pycache__/app.cpython-312.pyc",
-                    "models/digits/report.md", "tests/__init__.py", ".git/HEAD", "requirements-build.txt"):
+                    "models/digits/report.md", "tests/__init__.py", ".git/HEAD", "requirements-build.txt",
+                    "function/__main__.py", "function/local_server.py", "function/local_http.py"):
         assert ignore.excludes(dropped), dropped

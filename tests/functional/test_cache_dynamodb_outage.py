@@ -50,7 +50,7 @@ def test_a_server_that_never_answers_is_a_miss(monkeypatch):
     from tests.support.dynamodb_server import use_fake_credentials
 
     use_fake_credentials()
-    # A listener that accepts connections (the kernel's backlog) but never replies: the read timeout must end it.
+    # A listener that accepts connections (the kernel's backlog) but never replies: the call's deadline must end it.
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)

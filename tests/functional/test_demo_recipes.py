@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saved_model.recipes import digits, minilm, sentiment
+from saved_model.recipes import digits, minilm_encoder, sentiment
 from saved_model.recipes.vader_corpus import load_rated_sentences, polarity_split
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def test_sentiment_validation_is_the_tokenized_test_split(sentiment_dir):
     tokenizer = Tokenizer.from_file(str(sentiment_dir / "tokenizer.json"))
     split = polarity_split(load_rated_sentences(), seed=sentiment.SEED)
     samples = np.load(sentiment_dir / "validation.npz")
-    ids, _ = minilm.encode(tokenizer, split.test_texts[:20])
+    ids, _ = minilm_encoder.encode(tokenizer, split.test_texts[:20])
     np.testing.assert_array_equal(samples["inputs_input_ids"][:20], ids)
     np.testing.assert_array_equal(samples["labels"], split.test_labels[: len(samples["labels"])])
 
@@ -214,8 +214,8 @@ def test_sentiment_split_and_tokenizer_are_the_same_every_build():
     sentences = load_rated_sentences()
     split_a, split_b = polarity_split(sentences, seed=sentiment.SEED), polarity_split(sentences, seed=sentiment.SEED)
     assert split_a.test_texts == split_b.test_texts
-    ids_a, _ = minilm.encode(first, split_a.test_texts[:200])
-    ids_b, _ = minilm.encode(second, split_b.test_texts[:200])
+    ids_a, _ = minilm_encoder.encode(first, split_a.test_texts[:200])
+    ids_b, _ = minilm_encoder.encode(second, split_b.test_texts[:200])
     np.testing.assert_array_equal(ids_a, ids_b)
 
 

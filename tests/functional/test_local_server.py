@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -85,4 +86,18 @@ def test_json_routes(server):
 def test_errors_over_http(server, method, path, data, content_type, status, code):
     got_status, _, body = _request(f"{server}{path}", method, data, content_type)
     assert (got_status, body["error"]["code"]) == (status, code)
+    assert _request(f"{server}/health")[0] == 200
+
+
+def test_malformed_http_gets_a_json_error_and_the_server_keeps_serving(server):
+    host, port = server.removeprefix("http://").split(":")
+    smuggled = b"GET /models HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=10) as client:
+        client.sendall(b"POST /sentiment HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n" + smuggled)
+        received = b""
+        while chunk := client.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and json.loads(body)["error"]["code"] == "malformed_request"
+    assert received.count(b"HTTP/1.1 ") == 1  # the body was not run as a second request
     assert _request(f"{server}/health")[0] == 200

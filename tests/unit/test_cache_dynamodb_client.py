@@ -24,6 +24,7 @@ from function.cache.dynamodb import THROTTLING_CODES
 from function.cache.dynamodb_client import (
     CONTENT_TYPE,
     Credentials,
+    DeadlineExceeded,
     DynamoDBClient,
     DynamoDBError,
     Endpoint,
@@ -92,7 +93,7 @@ class ScriptedDynamoDB:
 
 
 def make_client(url: str, max_attempts: int = 2, **settings) -> DynamoDBClient:
-    settings = {"connect_timeout": 0.5, "read_timeout": 1.0, "retry_codes": THROTTLING_CODES, **settings}
+    settings = {"connect_timeout": 0.5, "call_timeout": 1.0, "retry_codes": THROTTLING_CODES, **settings}
     return DynamoDBClient(resolve_endpoint("us-east-1", {"AWS_ENDPOINT_URL_DYNAMODB": url}), "us-east-1",
                           Credentials("AKIDEXAMPLE", "secret/key+example", "session-token=="),
                           max_attempts=max_attempts, **settings)
@@ -214,15 +215,28 @@ def test_nothing_listening_raises_quickly():
     assert time.monotonic() - started < 0.5  # two refused connects and a backoff of at most 0.1 s
 
 
-def test_a_silent_server_times_out_on_each_attempt():
+def test_a_silent_server_ends_the_call_at_its_deadline():
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)
         started = time.monotonic()
-        with pytest.raises(TimeoutError):
-            make_client(f"http://127.0.0.1:{silent.getsockname()[1]}", read_timeout=0.2).batch_get_item(
+        with pytest.raises(DeadlineExceeded):
+            make_client(f"http://127.0.0.1:{silent.getsockname()[1]}", call_timeout=0.3).batch_get_item(
                 RequestItems={})
-        assert 0.4 <= time.monotonic() - started < 1.5
+        assert 0.3 <= time.monotonic() - started < 1.0  # one deadline for the call, not one per attempt
+
+
+def test_an_explicit_deadline_overrides_the_call_timeout():
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        client = make_client(f"http://127.0.0.1:{silent.getsockname()[1]}", call_timeout=30)
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            client.batch_get_item(deadline=started + 0.2, RequestItems={})
+        assert time.monotonic() - started < 1.0
+        with pytest.raises(DeadlineExceeded):  # a deadline already past: nothing is even attempted
+            client.batch_get_item(deadline=time.monotonic() - 1, RequestItems={})
 
 
 def test_one_connection_is_kept_per_thread():
@@ -262,14 +276,14 @@ def test_endpoint_resolution():
 def test_region_and_credentials_come_from_lambdas_environment():
     environ = {"AWS_REGION": "eu-west-3", "AWS_DEFAULT_REGION": "us-west-2", "AWS_ACCESS_KEY_ID": "AKID",
                "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token"}
-    client = client_from_environment(environ, connect_timeout=0.5, read_timeout=1.0, max_attempts=2)
+    client = client_from_environment(environ, connect_timeout=0.5, call_timeout=1.0, max_attempts=2)
     assert client.region == "eu-west-3" and client.credentials == Credentials("AKID", "secret", "token")
     assert client.endpoint.host == "dynamodb.eu-west-3.amazonaws.com"
     del environ["AWS_REGION"]
-    assert client_from_environment(environ, connect_timeout=0.5, read_timeout=1.0, max_attempts=2).region == \
+    assert client_from_environment(environ, connect_timeout=0.5, call_timeout=1.0, max_attempts=2).region == \
         "us-west-2"
     del environ["AWS_SECRET_ACCESS_KEY"]
     with pytest.raises(RuntimeError, match="credentials"):
-        client_from_environment(environ, connect_timeout=0.5, read_timeout=1.0, max_attempts=2)
+        client_from_environment(environ, connect_timeout=0.5, call_timeout=1.0, max_attempts=2)
     with pytest.raises(RuntimeError, match="region"):
-        client_from_environment({}, connect_timeout=0.5, read_timeout=1.0, max_attempts=2)
+        client_from_environment({}, connect_timeout=0.5, call_timeout=1.0, max_attempts=2)

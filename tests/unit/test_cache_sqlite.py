@@ -1,8 +1,9 @@
 """The embedded shared store: one SQLite file, expiry ignored by readers, corrupt rows never answered."""
+import os
 import sqlite3
 import threading
 
-from function.cache.sqlite import SqliteResultStore
+from function.cache.sqlite import IDLE_CONNECTIONS, SqliteResultStore
 
 
 class FakeClock:
@@ -63,7 +64,8 @@ def test_unopenable_file_is_a_miss_and_counted(tmp_path):
     store = SqliteResultStore(blocker / "r.sqlite3", ttl_seconds=60)
     store.put_many({"a": {"n": 1}})
     assert store.get_many(["a"]) == {}
-    assert store.stats["errors"] == 2
+    # The failed write opened the breaker: the read did not even try the file.
+    assert store.stats["errors"] == 1 and store.stats["skipped"] == 1 and store.stats["misses"] == 1
 
 
 def test_threads_share_one_file(tmp_path):
@@ -103,3 +105,22 @@ def test_threads_racing_to_set_up_a_fresh_file(tmp_path):
             thread.join()
         assert stores[0].stats["errors"] == stores[1].stats["errors"] == 0
         assert len(stores[0].get_many([f"w{n}" for n in range(8)])) == 8
+
+
+def open_files_under(directory) -> int:
+    return sum(1 for fd in os.listdir("/proc/self/fd")
+               if os.path.realpath(f"/proc/self/fd/{fd}").startswith(str(directory)))
+
+
+def test_short_lived_threads_do_not_leave_connections_open(tmp_path):
+    # The local server runs each client connection on a new thread: connections must outlive none of them.
+    store = SqliteResultStore(tmp_path / "r.sqlite3", ttl_seconds=60)
+    for n in range(40):
+        worker = threading.Thread(target=lambda n=n: (store.put_many({f"k{n}": {"n": n}}), store.get_many([f"k{n}"])))
+        worker.start()
+        worker.join()
+    assert len(store.get_many([f"k{n}" for n in range(40)])) == 40
+    # At most the pool's idle connections stay open: the database, its WAL and its shared-memory index each.
+    assert open_files_under(tmp_path) <= 3 * IDLE_CONNECTIONS
+    store.close()
+    assert open_files_under(tmp_path) == 0

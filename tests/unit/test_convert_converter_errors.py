@@ -30,3 +30,25 @@ def test_anything_else_keeps_the_first_error_line():
     error = explain_converter_failure("Converting...\nerror: 'tfl.custom' op has no kernel\nmore", "int8")
     assert error.code == "converter_failed"
     assert error.message == "the TFLite converter failed in int8 mode: error: 'tfl.custom' op has no kernel"
+
+
+# Abridged from the converter's error for `mask[:, :, None]` on a (None, None) float tensor (TF 2.21).
+NEW_AXIS_TEXT = """<unknown>:0: error: loc(...): 'tf.StridedSlice' op is neither a custom op nor a flex op
+<unknown>:0: error: failed while converting: 'main':
+Some ops are not supported by the native TFLite runtime, you can enable TF kernels fallback using TF Select.
+TF Select ops: StridedSlice
+\ttf.StridedSlice(tensor<?x?xf32>, ...) -> (tensor<?x?x1xf32>) : {new_axis_mask = 4 : i64}"""
+
+
+def test_a_new_axis_slice_on_open_dimensions_gets_its_own_advice():
+    error = explain_converter_failure(NEW_AXIS_TEXT, "float32")
+    assert error.code == "needs_flex" and "(StridedSlice)" in error.message
+    assert "x[:, :, None]" in error.message and "keras.ops.expand_dims" in error.message
+    assert "tokenize" not in error.message
+
+
+def test_other_flex_ops_are_not_blamed_on_text():
+    error = explain_converter_failure("error: 'tf.Foo' op is neither a custom op nor a flex op\nTF Select ops: Foo",
+                                      "float32")
+    assert error.message.endswith("(Foo), in the form this model uses them: rewrite those layers with ops TFLite "
+                                  "has, and export again")

@@ -24,7 +24,7 @@ def test_integral_floats_become_token_ids_but_fractions_do_not(tmp_path):
     np.savez(tmp_path / "ok.npz", inputs_input_ids=np.array([[1.0, 2.0]]))
     assert load_samples(tmp_path / "ok.npz", {"input_ids": "ids"}, TEXT).inputs["ids"].dtype == np.int32
     np.savez(tmp_path / "bad.npz", inputs_input_ids=np.array([[1.5, 2.0]]))
-    with pytest.raises(ConversionError, match="expects integer int32 ids"):
+    with pytest.raises(ConversionError, match="expects whole int32 values"):
         load_samples(tmp_path / "bad.npz", {"input_ids": "ids"}, TEXT)
 
 
@@ -71,3 +71,14 @@ def test_string_inputs_cannot_be_generated_and_say_why():
     with pytest.raises(ConversionError, match="tokenize outside the model, feed int32 ids") as raised:
         generate_samples({"input_ids": "text"}, {"text": TensorInfo("text", (None, 1), "object")})
     assert raised.value.code == "needs_flex"
+
+
+def test_tensor_inputs_are_keyed_by_their_own_name_and_bools_stay_bools(tmp_path):
+    specs = {"a": TensorInfo("a", (None, 2), "float32"), "flags": TensorInfo("flags", (None, 3), "bool")}
+    roles = {"a": "a", "flags": "flags"}  # the tensor task: each input's role is its name
+    np.savez(tmp_path / "v.npz", inputs_a=np.ones((4, 2)), inputs_flags=np.array([[1, 0, 1]] * 4))
+    samples = load_samples(tmp_path / "v.npz", roles, specs)
+    assert samples.inputs["flags"].dtype == np.bool_ and samples.inputs["a"].dtype == np.float32
+    np.savez(tmp_path / "bad.npz", inputs_a=np.ones((4, 2)), inputs_flags=np.full((4, 3), 2))
+    with pytest.raises(ConversionError, match="inputs_flags holds int64 values, the model expects whole bool values"):
+        load_samples(tmp_path / "bad.npz", roles, specs)

@@ -1,10 +1,10 @@
-"""Checks that need no TensorFlow: path sanity, the SavedModel digest, and mapping inputs to roles."""
+"""Checks that need no TensorFlow: path sanity and the SavedModel digest."""
 from __future__ import annotations
 
 import pytest
 
 from convert.errors import ConversionError
-from convert.saved_model_inspect import TensorInfo, check_saved_model_dir, map_input_roles, saved_model_digest
+from convert.saved_model_inspect import check_saved_model_dir, saved_model_digest
 
 
 def fake_saved_model(directory):
@@ -41,34 +41,3 @@ def test_digest_covers_graph_and_weights_but_not_other_files(tmp_path):
 def test_digest_does_not_depend_on_where_the_model_lives(tmp_path):
     assert saved_model_digest(fake_saved_model(tmp_path / "a")) == saved_model_digest(fake_saved_model(tmp_path / "b"))
 
-
-FLOAT = TensorInfo("x", (None, 8, 8, 1), "float32")
-
-
-def test_single_inputs_map_by_dtype():
-    assert map_input_roles({"x": FLOAT}, None) == {"image": "x"}
-    assert map_input_roles({"tokens": TensorInfo("tokens", (None, 16), "int32")}, None) == {"input_ids": "tokens"}
-
-
-def test_ids_and_mask_map_by_name():
-    inputs = {"ids": TensorInfo("ids", (None, 16), "int32"),
-              "padding_mask": TensorInfo("padding_mask", (None, 16), "int32")}
-    assert map_input_roles(inputs, None) == {"input_ids": "ids", "attention_mask": "padding_mask"}
-
-
-def test_unmappable_inputs_say_how_to_declare_them():
-    inputs = {"a": FLOAT, "b": FLOAT}
-    with pytest.raises(ConversionError, match=r"\(a, b\).*add a sidecar.json with \"inputs\"") as raised:
-        map_input_roles(inputs, None)
-    assert raised.value.code == "unmappable_inputs"
-
-
-def test_declared_roles_must_name_real_inputs_and_cover_them_all():
-    inputs = {"a": FLOAT, "b": FLOAT}
-    with pytest.raises(ConversionError, match="maps role 'image' to 'c'"):
-        map_input_roles(inputs, {"image": "c"})
-    with pytest.raises(ConversionError, match="inputs b have no role"):
-        map_input_roles(inputs, {"image": "a"})
-    with pytest.raises(ConversionError, match="unknown input role 'audio'"):
-        map_input_roles({"a": FLOAT}, {"audio": "a"})
-    assert map_input_roles({"a": FLOAT}, {"image": "a"}) == {"image": "a"}

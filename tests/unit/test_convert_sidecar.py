@@ -1,89 +1,177 @@
-"""sidecar.json parsing: a good one loads, and each broken field is named in one line that points at the docs."""
+"""sidecar.json (schema 1) is strict: good ones load normalised, and each refusal names its field in one line."""
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
 
 from convert.errors import ConversionError
 from convert.sidecar import load_sidecar
+from saved_model.recipes import digits, efficientnet_lite0, sentiment
 
-
-def good_sidecar() -> dict:
-    return {
-        "schema": 1, "name": "cats", "task": "image_classification", "labels": ["cat", "dog"],
-        "output": "logits",
-        "preprocessing": {"type": "image", "color_mode": "RGB", "size": [4, 4], "resize": "bilinear",
-                          "mean": [0, 0, 0], "std": [1, 1, 1]},
-        "inputs": {"image": "pixels"},
-        "validation": {"samples": "validation.npz"},
-        "metrics": {"test_accuracy": 0.9},
-    }
+IMAGE = {
+    "schema": 1, "name": "cats", "task": "image_classification", "labels": ["cat", "dog"], "output": "logits",
+    "preprocessing": {"type": "image", "color_mode": "RGB", "size": [4, 4], "resize": "bilinear",
+                      "mean": [0, 0, 0], "std": [1, 1, 1]},
+    "inputs": {"image": "pixels"}, "validation": {"samples": "validation.npz"},
+    "metrics": {"test_accuracy": 0.9}, "description": "cats and dogs",
+}
+TEXT_PREPROCESSING = {"type": "text", "tokenizer": "tokenizer.json", "max_length": 8, "lowercase": False}
+TEXT = {"schema": 1, "name": "mood", "task": "text_classification", "labels": ["neg", "pos"],
+        "output": "probabilities", "preprocessing": TEXT_PREPROCESSING, "inputs": {"input_ids": "ids"},
+        "validation": {"samples": "validation.npz"}}
+EMBEDDING = {"schema": 1, "name": "minilm", "task": "text_embedding", "preprocessing": TEXT_PREPROCESSING,
+             "inputs": {"input_ids": "ids", "attention_mask": "mask"}, "outputs": {"embedding": "pooled"},
+             "validation": {"samples": "validation.npz"}}
+TENSOR = {"schema": 1, "name": "tabular", "task": "tensor", "inputs": ["b", "a"], "outputs": ["y"],
+          "validation": {"samples": "validation.npz", "representative": "validation.npz"}}
 
 
 def write(directory, sidecar: dict) -> None:
     (directory / "validation.npz").write_bytes(b"")
+    (directory / "tokenizer.json").write_text("{}")
     (directory / "sidecar.json").write_text(json.dumps(sidecar))
+
+
+def changed(base: dict, path: str, value=None, delete: bool = False) -> dict:
+    """A deep copy of `base` with the dotted `path` set to `value` (or deleted)."""
+    sidecar = copy.deepcopy(base)
+    *parents, last = path.split(".")
+    target = sidecar
+    for key in parents:
+        target = target[key]
+    if delete:
+        del target[last]
+    else:
+        target[last] = value
+    return sidecar
+
+
+def refusal(tmp_path, sidecar: dict) -> ConversionError:
+    write(tmp_path, sidecar)
+    with pytest.raises(ConversionError) as raised:
+        load_sidecar(tmp_path)
+    assert raised.value.code == "bad_sidecar" and "\n" not in raised.value.message
+    assert raised.value.message.startswith("sidecar.json: ")
+    return raised.value
 
 
 def test_no_sidecar_is_not_an_error(tmp_path):
     assert load_sidecar(tmp_path) is None
 
 
-def test_good_sidecar_loads_and_representative_defaults_to_samples(tmp_path):
-    write(tmp_path, good_sidecar())
-    sidecar = load_sidecar(tmp_path)
-    assert sidecar.name == "cats" and sidecar.labels == ["cat", "dog"] and sidecar.output == "logits"
-    assert sidecar.samples == tmp_path / "validation.npz" == sidecar.representative
-    assert sidecar.tokenizer is None
-    assert sidecar.extra == {"metrics": {"test_accuracy": 0.9}}
-
-
-def test_text_sidecar_names_its_tokenizer(tmp_path):
-    sidecar = good_sidecar() | {
-        "task": "text_classification", "inputs": {"input_ids": "ids", "attention_mask": "mask"},
-        "preprocessing": {"type": "text", "tokenizer": "tokenizer.json", "max_length": 8, "lowercase": False}}
-    (tmp_path / "tokenizer.json").write_text("{}")
+def test_image_sidecar_loads_normalised(tmp_path):
+    sidecar = changed(changed(IMAGE, "preprocessing.mean", [127.5]), "preprocessing.resize", delete=True)
     write(tmp_path, sidecar)
-    assert load_sidecar(tmp_path).tokenizer == tmp_path / "tokenizer.json"
+    loaded = load_sidecar(tmp_path)
+    assert loaded.labels == ["cat", "dog"] and loaded.output == "logits" and loaded.inputs == {"image": "pixels"}
+    assert loaded.preprocessing == {"type": "image", "color_mode": "RGB", "size": [4, 4], "resize": "bilinear",
+                                    "mean": [127.5] * 3, "std": [1.0] * 3}
+    assert loaded.samples == tmp_path / "validation.npz" == loaded.representative and loaded.tokenizer is None
+    assert loaded.extra == {"metrics": {"test_accuracy": 0.9}, "description": "cats and dogs"}
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"schema": 2}, "unsupported schema 2"),
-    ({"task": "detection"}, "task 'detection' is not one of"),
-    ({"labels": []}, "\"labels\" must be a non-empty list of strings"),
-    ({"labels": "cat,dog"}, "\"labels\" has the wrong type"),
-    ({"output": "scores"}, "output 'scores' is not one of probabilities, logits"),
-    ({"inputs": {"input_ids": "ids"}}, "do not fit a image model"),
-    ({"inputs": {"image": 3}}, "must map each role to a signature input name"),
-    ({"validation": {"samples": "missing.npz"}}, "names missing.npz, which is not in"),
-    ({"validation": {"samples": "../../etc/passwd"}}, "must be a file name inside the SavedModel directory"),
-    ({"preprocessing": {"type": "text"}}, "preprocessing type 'text' does not fit task 'image_classification'"),
+def test_text_sidecars_name_their_tokenizer(tmp_path):
+    write(tmp_path, changed(TEXT, "preprocessing.lowercase", delete=True))
+    loaded = load_sidecar(tmp_path)
+    assert loaded.tokenizer == tmp_path / "tokenizer.json" and loaded.preprocessing["lowercase"] is False
+    write(tmp_path, EMBEDDING)
+    loaded = load_sidecar(tmp_path)
+    assert loaded.labels is None and loaded.output is None and loaded.outputs == {"embedding": "pooled"}
+
+
+def test_tensor_sidecar_keeps_the_order_clients_see(tmp_path):
+    write(tmp_path, TENSOR)
+    loaded = load_sidecar(tmp_path)
+    assert loaded.inputs == ["b", "a"] and loaded.outputs == ["y"] and loaded.preprocessing is None
+    write(tmp_path, changed(changed(TENSOR, "inputs", delete=True), "outputs", delete=True))
+    assert load_sidecar(tmp_path).inputs is None
+
+
+def test_the_demo_recipes_write_strict_sidecars(tmp_path):
+    """The recipes' sidecar() output, with the validation entry write_saved_model adds, passes as it is."""
+    labels = [f"class {index}" for index in range(1000)]
+    for sidecar in (digits.sidecar(0.99), sentiment.sidecar(0.82, 1000), efficientnet_lite0.sidecar(labels, "x")):
+        write(tmp_path, {**sidecar, "validation": {"samples": "validation.npz"}})
+        assert load_sidecar(tmp_path).name == sidecar["name"]
+
+
+@pytest.mark.parametrize(("sidecar", "message"), [
+    # unknown keys, at every level, with the allowed ones listed
+    (changed(IMAGE, "lables", ["cat"]), "\"lables\" is not a known key (did you mean \"labels\"?): the keys of "
+     "sidecar.json are schema, name, task, labels, output, preprocessing, inputs, outputs, validation, metrics, "
+     "description"),
+    (changed(IMAGE, "preprocessing.resise", "bilinear"), "\"preprocessing.resise\" is not a known key (did you mean "
+     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, mean, std"),
+    (changed(TEXT, "preprocessing.max_len", 8), "\"preprocessing.max_len\" is not a known key (did you mean "
+     "\"max_length\"?)"),
+    (changed(IMAGE, "validation.sample", "validation.npz"), "\"validation.sample\" is not a known key (did you mean "
+     "\"samples\"?)"),
+    (changed(IMAGE, "inputs.pixels", "pixels"), "\"inputs.pixels\" is not a known key: the keys in \"inputs\" for "
+     "this task are image"),
+    # enum values: exact, with the fix
+    (changed(IMAGE, "preprocessing.color_mode", "rgb"), "\"preprocessing.color_mode\" is \"rgb\": write \"RGB\" "
+     "(values are case-sensitive; allowed: \"RGB\", \"L\")"),
+    (changed(IMAGE, "preprocessing.color_mode", "CMYK"), "\"preprocessing.color_mode\" is \"CMYK\": use one of "
+     "\"RGB\", \"L\""),
+    (changed(IMAGE, "preprocessing.resize", "bicubic"), "\"preprocessing.resize\" is \"bicubic\": use one of "
+     "\"bilinear\""),
+    (changed(IMAGE, "task", "image_classifier"), "\"task\" is \"image_classifier\": did you mean "
+     "\"image_classification\"?"),
+    (changed(IMAGE, "output", "scores"), "\"output\" is \"scores\": use one of \"probabilities\", \"logits\""),
+    (changed(IMAGE, "preprocessing.type", "text"), "\"preprocessing.type\" is \"text\", which does not fit task "
+     "\"image_classification\": write \"image\""),
+    # values of the wrong shape
+    (changed(IMAGE, "schema", 2), "\"schema\" is 2: write 1"),
+    (changed(IMAGE, "name", "my model/v2"), "\"name\" is \"my model/v2\": use 1-64 letters, digits"),
+    (changed(IMAGE, "labels", []), "\"labels\" is []: give a non-empty list of strings"),
+    (changed(IMAGE, "labels", [f"class {i}" for i in range(999)] + [None]), "\"labels\" is [\"class 0\", \"class 1\","
+     " \"class 2\", \"class 3\", \"class 4\", ...: give a non-empty list of strings"),
+    (changed(IMAGE, "labels", "cat,dog"), "\"labels\" is \"cat,dog\": give a non-empty list of strings"),
+    (changed(IMAGE, "preprocessing.size", [64]), "\"preprocessing.size\" is [64]: give [height, width] in pixels"),
+    (changed(IMAGE, "preprocessing.size", [64, 0]), "\"preprocessing.size\" is 0: make it a positive whole number"),
+    (changed(IMAGE, "preprocessing.mean", [0, 0]), "\"preprocessing.mean\" is [0, 0]: give a list of 1 or 3 numbers "
+     "(one per RGB channel, or one for all)"),
+    (changed(IMAGE, "preprocessing.std", [0]), "\"preprocessing.std\" is [0]: give a list of 1 or 3 positive numbers"),
+    (changed(TEXT, "preprocessing.max_length", "128"), "\"preprocessing.max_length\" is \"128\": make it a positive "
+     "whole number"),
+    (changed(TEXT, "preprocessing.lowercase", "no"), "\"preprocessing.lowercase\" is \"no\": write true or false"),
+    (changed(IMAGE, "inputs.image", 3), "\"inputs.image\" is 3: make it a non-empty string"),
+    (changed(IMAGE, "metrics", 0.9), "\"metrics\" is 0.9: make it a JSON object"),
+    # missing keys and files
+    (changed(IMAGE, "labels", delete=True), "\"labels\" is missing: add it to sidecar.json"),
+    (changed(IMAGE, "preprocessing.color_mode", delete=True), "\"preprocessing.color_mode\" is missing: add it to "
+     "\"preprocessing\""),
+    (changed(EMBEDDING, "inputs.attention_mask", delete=True), "\"inputs.attention_mask\" is missing"),
+    (changed(IMAGE, "validation.samples", "missing.npz"), "\"validation.samples\" names missing.npz, which is not in"),
+    (changed(IMAGE, "validation.samples", "../../etc/passwd"), "\"validation.samples\" is \"../../etc/passwd\": name a "
+     "file inside the SavedModel directory"),
+    (changed(TEXT, "preprocessing.tokenizer", "vocab.json"), "\"preprocessing.tokenizer\" names vocab.json"),
+    # keys a task has no use for
+    (changed(IMAGE, "outputs", ["scores"]), "\"outputs\" does not apply to task \"image_classification\" (a classifier "
+     "serves its one output of class scores): remove it"),
+    (changed(EMBEDDING, "output", "logits"), "\"output\" does not apply to task \"text_embedding\" (an embedding has "
+     "no classes): remove it"),
+    (changed(TENSOR, "preprocessing", {"type": "image"}), "\"preprocessing\" does not apply to task \"tensor\" "
+     "(clients send the input tensors themselves): remove it"),
+    (changed(TENSOR, "labels", ["a"]), "\"labels\" does not apply to task \"tensor\""),
+    # the embedding and tensor maps and lists
+    (changed(EMBEDDING, "outputs", {"vector": "pooled"}), "\"outputs.vector\" is not a known key: the keys in "
+     "\"outputs\" for this task are embedding"),
+    (changed(TENSOR, "inputs", ["a", "a"]), "\"inputs\" lists \"a\" more than once: name each one once"),
+    (changed(TENSOR, "outputs", "y"), "\"outputs\" is \"y\": give a non-empty list of strings"),
 ])
-def test_each_broken_field_is_named(tmp_path, change, message):
-    write(tmp_path, good_sidecar() | change)
-    with pytest.raises(ConversionError) as raised:
-        load_sidecar(tmp_path)
-    assert raised.value.code == "bad_sidecar"
-    assert message in raised.value.message and "docs/model-format.md" in raised.value.message
-    assert "\n" not in raised.value.message
+def test_each_refusal_names_the_field_and_the_fix(tmp_path, sidecar, message):
+    error = refusal(tmp_path, sidecar)
+    assert message in error.message
+    assert error.message.endswith("(see docs/model-format.md)")
 
 
-def test_missing_key_and_bad_json(tmp_path):
-    sidecar = good_sidecar()
-    del sidecar["labels"]
-    write(tmp_path, sidecar)
-    with pytest.raises(ConversionError, match="missing \"labels\""):
-        load_sidecar(tmp_path)
+def test_not_json_and_not_an_object(tmp_path):
     (tmp_path / "sidecar.json").write_text("{not json")
-    with pytest.raises(ConversionError, match="not valid JSON"):
+    with pytest.raises(ConversionError, match="sidecar.json: not valid JSON"):
         load_sidecar(tmp_path)
-
-
-def test_text_sidecar_without_its_tokenizer_file(tmp_path):
-    sidecar = good_sidecar() | {
-        "task": "text_classification", "inputs": {"input_ids": "ids"},
-        "preprocessing": {"type": "text", "tokenizer": "tokenizer.json", "max_length": 8}}
-    write(tmp_path, sidecar)
-    with pytest.raises(ConversionError, match="preprocessing.tokenizer"):
+    (tmp_path / "sidecar.json").write_text("[1, 2]")
+    with pytest.raises(ConversionError, match="holds a JSON list: write one JSON object"):
         load_sidecar(tmp_path)

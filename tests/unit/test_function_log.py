@@ -5,7 +5,9 @@ import io
 import json
 import logging
 
-from function.log import JsonLineFormatter, Timings
+import pytest
+
+from function.log import UNSAFE_IN_A_LINE, JsonLineFormatter, Timings, json_line, writes_utf8
 
 
 def _line(record_fields: dict, exc_info=None) -> dict:
@@ -63,3 +65,76 @@ def test_configure_writes_json_lines_once(monkeypatch):
         logger.propagate = True
     lines = stream.getvalue().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["status"] == 200
+
+
+# Characters that broke lines or dropped them: line separators json.dumps leaves raw, lone surrogates no UTF-8
+# stream can encode, and the ASCII controls str.splitlines also splits on.
+HOSTILE = ["GET\u2028/x", "a\u2029b", "next\u0085line", "lone \ud800 high", "lone \udfff low", "\ud83d\ude00",
+           "new\nline", "cr\rlf", "\x1c\x1d\x1e\x0b\x0c", "caf\u00e9 \U0001f600", "\x00nul"]
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+class FailureRecordingHandler(logging.StreamHandler):
+    """logging drops a record it cannot format or write and calls handleError: count those instead."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self.failures: list = []
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802  (logging's name)
+        self.failures.append(record)
+
+
+def _strict_handler(ascii_stream: bool = False) -> tuple[FailureRecordingHandler, io.BytesIO]:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii" if ascii_stream else "utf-8", errors="strict", newline="\n",
+                              write_through=True)
+    handler = FailureRecordingHandler(stream)
+    handler.setFormatter(JsonLineFormatter(ascii_only=not writes_utf8(stream)))
+    return handler, raw
+
+
+@pytest.mark.parametrize("ascii_stream", [False, True], ids=["utf-8 stream", "ascii stream"])
+def test_every_record_is_one_encodable_json_line_whatever_its_fields_hold(ascii_stream):
+    handler, raw = _strict_handler(ascii_stream)
+    logger = logging.getLogger("tests.hostile")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    records = [{"method": value, "request_id": value, "route": value, value: "as a key"} for value in HOSTILE]
+    records += [{"nan": float("nan"), "inf": float("-inf")}, {"big": 10 ** 5000}, {(1, 2): "tuple key"},
+                {"object": Unprintable()}, {"nested": {"deeper": [[[["x\u2028"]]]]}}]
+    cyclic: dict = {}
+    cyclic["self"] = cyclic
+    records.append({"cycle": cyclic})
+    try:
+        for fields in records:
+            logger.info("request", extra={"fields": fields})
+    finally:
+        logger.removeHandler(handler)
+    assert handler.failures == []
+    lines = raw.getvalue().split(b"\n")
+    assert lines[-1] == b"" and len(lines) - 1 == len(records)
+    for line, fields in zip(lines, records):
+        text = line.decode("ascii" if ascii_stream else "utf-8")
+        assert len(text.splitlines()) == 1 and not UNSAFE_IN_A_LINE.search(text)
+        parsed = json.loads(text)
+        if "method" in fields:  # what was logged reads back exactly (a JSON reader joins a surrogate pair)
+            expected = fields["method"].encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+            assert parsed["method"] == parsed["request_id"] == expected
+    assert json.loads(lines[len(HOSTILE)])["nan"] == "nan"
+
+
+def test_a_message_its_arguments_do_not_fit_is_still_a_line():
+    record = logging.LogRecord("function", logging.INFO, __file__, 1, "%s and %s", ("one",), None)
+    assert json.loads(JsonLineFormatter().format(record))["message"] == "%s and %s"
+
+
+def test_json_line_keeps_readable_utf8_and_escapes_only_what_breaks_lines():
+    line = json_line({"label": "café", "sep": "a\u2028b"})
+    assert "café" in line and "\\u2028" in line and "\u2028" not in line
+    assert json.loads(line) == {"label": "café", "sep": "a\u2028b"}

@@ -20,7 +20,7 @@ def test_all_four_sources_load_with_their_published_counts():
     sentences = vader_corpus.load_rated_sentences()
     polar = [s for s in sentences if s.rating != 0]
     assert {s.source for s in sentences} == set(vader_corpus.SOURCES)
-    assert len(polar) == 23_320  # FACTS: 23,320 non-neutral sentences
+    assert len(polar) == 23_320  # the VADER paper's data holds 23,320 non-neutral sentences
     assert any("Almodóvar" in s.text for s in sentences)  # UTF-8 decoded, not mojibake
 
 

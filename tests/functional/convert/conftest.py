@@ -152,9 +152,104 @@ def text_saved_model(models_root) -> Path:
     return directory
 
 
+EMBEDDING_DIMENSIONS = 8
+
+
+def text_embedding_sidecar(name: str) -> dict:
+    return {
+        "schema": 1, "name": name, "task": "text_embedding",
+        "preprocessing": {"type": "text", "tokenizer": "tokenizer.json", "max_length": SEQUENCE_LENGTH,
+                          "lowercase": False},
+        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask"},
+        "validation": {"samples": "validation.npz"},
+    }
+
+
+@pytest.fixture(scope="session")
+def embedding_saved_model(models_root) -> Path:
+    """Token embeddings, a tanh projection and a mean over real tokens only; the sequence length is open (None),
+    as the function pads each batch to its own longest text. Untrained: the gate compares, it does not judge."""
+    keras = _keras()
+    rng = np.random.default_rng(SEED)
+    ids, mask, _ = synthetic_sentences(200, rng)
+    input_ids = keras.Input(shape=(None,), dtype="int32", name="input_ids")
+    attention_mask = keras.Input(shape=(None,), dtype="int32", name="attention_mask")
+    tokens = keras.layers.Embedding(len(VOCABULARY), 16, name="embedding")(input_ids)
+    tokens = keras.layers.Dense(EMBEDDING_DIMENSIONS, activation="tanh", name="project")(tokens)
+    weights = keras.ops.expand_dims(keras.ops.cast(attention_mask, "float32"), -1)
+    pooled = keras.ops.sum(tokens * weights, axis=1) / keras.ops.maximum(keras.ops.sum(weights, axis=1), 1.0)
+    model = keras.Model([input_ids, attention_mask], pooled, name="tiny_embedding")
+    directory = write_model_dir(models_root / "tiny_embedding", model, None,
+                                {"inputs_input_ids": ids, "inputs_attention_mask": mask})
+    write_tokenizer(directory / "tokenizer.json")
+    (directory / "sidecar.json").write_text(json.dumps(text_embedding_sidecar("tiny_embedding"), indent=2))
+    return directory
+
+
+def tensor_inputs(count: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Two float inputs on very different scales, as raw tabular features are."""
+    features = (rng.normal(size=(count, 4)) * np.array([1.0, 10.0, 100.0, 0.1])).astype(np.float32)
+    extra = rng.uniform(0, 5, size=(count, 3)).astype(np.float32)
+    return {"features": features, "extra": extra}
+
+
+@pytest.fixture(scope="session")
+def tensor_saved_model(models_root) -> Path:
+    """Two inputs (features, extra) and two outputs (category probabilities, a price), trained for a few epochs
+    on a synthetic rule so that the outputs vary as a real model's do."""
+    keras = _keras()
+    rng = np.random.default_rng(SEED)
+    train, validation, representative = tensor_inputs(600, rng), tensor_inputs(150, rng), tensor_inputs(200, rng)
+    features, extra = keras.Input(shape=(4,), name="features"), keras.Input(shape=(3,), name="extra")
+    scaled = keras.layers.Normalization(name="scale")
+    scaled.adapt(train["features"])
+    hidden = keras.layers.Dense(16, activation="relu", name="hidden")(
+        keras.layers.Concatenate(name="merge")([scaled(features), extra]))
+    outputs = {"category": keras.layers.Dense(3, activation="softmax", name="category")(hidden),
+               "price": keras.layers.Dense(1, name="price")(hidden)}
+    model = keras.Model({"features": features, "extra": extra}, outputs, name="tiny_tensor")
+    price = train["features"][:, 1:2] * 3.0 + train["extra"][:, :1] * 20.0
+    category = (train["extra"][:, 1] > 2.5).astype(np.int64) + (train["features"][:, 0] > 1.0)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2),
+                  loss={"category": "sparse_categorical_crossentropy", "price": "mse"})
+    model.fit(train, {"category": category, "price": price}, epochs=10, batch_size=64, verbose=0)
+    sidecar = {"schema": 1, "name": "tiny_tensor", "task": "tensor", "inputs": ["features", "extra"],
+               "validation": {"samples": "validation.npz", "representative": "representative.npz"}}
+    return write_model_dir(models_root / "tiny_tensor", model, sidecar,
+                           {f"inputs_{name}": array for name, array in validation.items()},
+                           {f"inputs_{name}": array for name, array in representative.items()})
+
+
+@pytest.fixture(scope="session")
+def feature_model_declared_as_image(models_root) -> Path:
+    """One float feature vector in, class probabilities out, and a sidecar that calls it an image classifier."""
+    keras = _keras()
+    features = keras.Input(shape=(4,), name="features")
+    model = keras.Model(features, keras.layers.Dense(10, activation="softmax", name="classes")(features))
+    sidecar = image_sidecar("features", "features")
+    del sidecar["validation"]["representative"]
+    rng = np.random.default_rng(SEED)
+    return write_model_dir(models_root / "features", model, sidecar,
+                           {"inputs_image": rng.normal(size=(20, 4)).astype(np.float32)})
+
+
+@pytest.fixture(scope="session")
+def two_output_image_saved_model(models_root) -> Path:
+    """A digits-shaped image model with a second (auxiliary) output that a classifier would drop."""
+    keras = _keras()
+    pixels = keras.Input(shape=(8, 8, 1), name="pixels")
+    flat = keras.layers.Flatten(name="flatten")(pixels)
+    outputs = {"digit": keras.layers.Dense(10, activation="softmax", name="digit")(flat),
+               "ink": keras.layers.Dense(1, name="ink")(flat)}
+    model = keras.Model(pixels, outputs, name="two_outputs")
+    _, _, x_test, y_test = digits_split()
+    return write_model_dir(models_root / "two_outputs", model, image_sidecar("two_outputs"),
+                           {"inputs_image": x_test[:50], "labels": y_test[:50]}, {"inputs_image": x_test[:50]})
+
+
 @pytest.fixture(scope="session")
 def weightless_saved_model(models_root, trained_digits_model, image_saved_model) -> Path:
-    """The FACTS trap: tf.saved_model.save() of a Keras 3 model; TF predicts from it, the converter drops weights."""
+    """The weightless-export trap: tf.saved_model.save() of a Keras 3 model; TF predicts from it, the converter drops weights."""
     import tensorflow as tf
 
     directory = models_root / "weightless_digits"

@@ -33,8 +33,9 @@ def test_successful_conversion_replaces_the_previous_model(image_saved_model, tm
     assert [p.name for p in tmp_path.iterdir()] == ["served"]
 
 
-def test_compare_shows_every_failed_mode_and_writes_nothing(weightless_saved_model, tmp_path, run_convert):
+def test_compare_stops_at_the_weightless_probe_and_writes_nothing(weightless_saved_model, tmp_path, run_convert):
+    """Every mode would inherit the missing weights: one line of advice, no table of four identical failures."""
     code, out, err = run_convert(weightless_saved_model, tmp_path / "out", "--compare", "--quantization", "float16")
-    assert code == 2 and "[weightless_export]" in err
-    assert out.count("FAIL: ") == 4 and "| **float16** (served)" in out
+    assert code == 2 and err.strip().endswith("[weightless_export]")
+    assert "converting to float16" not in out and "| mode |" not in out
     assert list(tmp_path.iterdir()) == []

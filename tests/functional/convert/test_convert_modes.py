@@ -26,12 +26,20 @@ def test_each_mode_writes_a_model_that_passes_the_gate(mode, image_saved_model, 
     assert code == 0, err
     assert sorted(p.name for p in out_dir.iterdir()) == ["manifest.json", "model.tflite", "report.json", "report.md"]
     manifest = json.loads((out_dir / "manifest.json").read_text())
-    assert manifest["quantization"] == mode
-    assert manifest["model_sha256"] == hashlib.sha256((out_dir / "model.tflite").read_bytes()).hexdigest()
+    assert list(manifest) == ["schema", "name", "task", "labels", "output", "preprocessing", "model_file", "files",
+                              "quantization", "signature", "inputs", "outputs", "source", "fidelity", "created_at"]
+    assert manifest["schema"] == 2 and manifest["quantization"] == mode
+    assert manifest["files"] == {"model.tflite": hashlib.sha256((out_dir / "model.tflite").read_bytes()).hexdigest()}
     assert manifest["name"] == "tiny_digits" and manifest["labels"] == [str(d) for d in range(10)]
-    assert manifest["inputs"][0]["role"] == "image" and manifest["inputs"][0]["name"] == "pixels"
-    assert manifest["inputs"][0]["shape"] == [1, 8, 8, 1]
+    assert manifest["preprocessing"] == {"type": "image", "color_mode": "L", "size": [8, 8], "resize": "bilinear",
+                                         "mean": [0.0], "std": [16.0]}
+    (tensor_in,), (tensor_out,) = manifest["inputs"], manifest["outputs"]
+    assert list(tensor_in) == ["name", "role", "shape", "dtype", "quantization"]
+    assert (tensor_in["name"], tensor_in["role"], tensor_in["shape"]) == ("pixels", "image", [1, 8, 8, 1])
+    assert (tensor_out["name"], tensor_out["role"], tensor_out["shape"]) == ("output_0", "scores", [1, 10])
     fidelity = manifest["fidelity"]
+    assert set(fidelity) == {"samples", "top1_agreement", "max_abs_diff", "accuracy", "reference_accuracy",
+                             "threshold", "passed"}
     assert fidelity["passed"] and fidelity["samples"] == 297
     assert fidelity["top1_agreement"] >= fidelity["threshold"]
     assert fidelity["accuracy"] > 0.8 and fidelity["reference_accuracy"] > 0.8

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from saved_model.recipes import minilm
+from saved_model.recipes import minilm_encoder
 
 MAX_LENGTH = 24
 
@@ -11,14 +11,15 @@ MAX_LENGTH = 24
 def tokenizer():
     from tokenizers import Tokenizer  # noqa: PLC0415
 
-    return Tokenizer.from_str(minilm.tokenizer_json(MAX_LENGTH))
+    return Tokenizer.from_str(minilm_encoder.tokenizer_json(MAX_LENGTH))
 
 
 @pytest.fixture(scope="module")
 def sentence_encoder():
     import keras  # noqa: PLC0415
 
-    embeddings, blocks, mask_bias, mean_pool = minilm.make_layers(MAX_LENGTH, minilm.load_weights(), dropout=0.0)
+    weights = minilm_encoder.load_weights()
+    embeddings, blocks, mask_bias, mean_pool = minilm_encoder.make_layers(MAX_LENGTH, weights, dropout=0.0)
     ids = keras.Input((None,), dtype="int32")
     mask = keras.ops.cast(keras.ops.not_equal(ids, 0), "int32")
     hidden, bias = embeddings(ids), mask_bias(mask)
@@ -44,7 +45,7 @@ def test_sentence_embeddings_put_paraphrases_together(tokenizer, sentence_encode
     """A transposed or misplaced weight matrix scrambles this; the real MiniLM separates it clearly."""
     texts = ["I love this movie, it is wonderful", "What a great film, I enjoyed it",
              "The tax policy of the government is flawed"]
-    ids, _ = minilm.encode(tokenizer, texts)
+    ids, _ = minilm_encoder.encode(tokenizer, texts)
     vectors = unit_vectors(sentence_encoder, ids)
     paraphrase, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
     assert paraphrase > 0.5
@@ -53,7 +54,7 @@ def test_sentence_embeddings_put_paraphrases_together(tokenizer, sentence_encode
 
 def test_padding_is_masked_out(tokenizer, sentence_encoder):
     """Cutting trailing padding (what the bucketed precompute does) must not change a sentence's vector."""
-    ids, _ = minilm.encode(tokenizer, ["Short and sweet."])
+    ids, _ = minilm_encoder.encode(tokenizer, ["Short and sweet."])
     full = np.asarray(sentence_encoder(ids))
     trimmed = np.asarray(sentence_encoder(ids[:, :8]))
     np.testing.assert_allclose(full, trimmed, atol=1e-4)

@@ -1,0 +1,62 @@
+"""What every gate returns and how the report shows it."""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from convert.errors import ConversionError
+from convert.samples import Samples
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    metrics: dict  # the task's own numbers, JSON-ready: the manifest's "fidelity" block (plus "passed")
+    summary: str  # the headline numbers, for the progress line
+    problem: str | None = None  # why it failed, as the end of "the converted <mode> model ..."
+    advice: str | None = None  # what to do about it
+
+    def as_manifest(self) -> dict:
+        return {**self.metrics, "passed": self.passed}
+
+    def error(self, mode: str) -> ConversionError | None:
+        if self.passed:
+            return None
+        return ConversionError("fidelity_failed", f"the converted {mode} model {self.problem}: {self.advice}")
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    cell: Callable[[dict], str]  # a row's metrics -> the table cell
+
+
+class Gate(Protocol):
+    columns: tuple[Column, ...]
+
+    def judge(self, reference: Mapping[str, np.ndarray], converted: Mapping[str, np.ndarray], samples: Samples,
+              mode: str) -> GateResult: ...
+
+
+def nonfinite_rows(arrays: list[np.ndarray]) -> int:
+    """Samples for which any of these outputs holds NaN or Inf."""
+    finite = np.all([np.isfinite(array.reshape(len(array), -1)).all(axis=1) for array in arrays], axis=0)
+    return int((~finite).sum())
+
+
+def nonfinite_problem(count: int, samples: Samples) -> str:
+    return f"outputs NaN/Inf on {count} of {samples.count} validation inputs"
+
+
+NONFINITE_ADVICE = "try float32 or float16"
+
+
+def rounded(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
+def cell(value: float | None, pattern: str) -> str:
+    return "-" if value is None else format(value, pattern)

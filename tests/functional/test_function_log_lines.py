@@ -1,0 +1,75 @@
+"""One request, exactly one JSON line: through the real handler, with a client's method, path and request id
+holding line separators, lone surrogates and controls, written to a strict UTF-8 stream as Lambda's stdout is."""
+from __future__ import annotations
+
+import copy
+import io
+import json
+import logging
+
+import pytest
+
+from function.cache.memory import MemoryResultStore
+from function.log import LOGGER_NAME, UNSAFE_IN_A_LINE, JsonLineFormatter
+from tests.support.digits_service import digits_models, digits_service  # noqa: F401  (fixture)
+from tests.support.events import http_api_event, rest_api_event
+
+HOSTILE = ["\u2028", "\u2029", "\u0085", "\ud800", "\udfff", "\n", "\r\n", "\x1e", "\x00", "\U0001f600"]
+
+
+class FailureRecordingHandler(logging.StreamHandler):
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self.failures: list = []
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802  (logging's name)
+        self.failures.append(record)
+
+
+@pytest.fixture()
+def log_bytes():
+    """The bytes the function's logger writes during the test, through a strict UTF-8 text stream."""
+    raw = io.BytesIO()
+    handler = FailureRecordingHandler(io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n",
+                                                       write_through=True))
+    handler.setFormatter(JsonLineFormatter())
+    logger = logging.getLogger(LOGGER_NAME)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield raw
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert handler.failures == [], "logging dropped a line it could not format or write"
+
+
+def hostile_events() -> list[dict]:
+    events = []
+    for text in HOSTILE:
+        v2 = http_api_event("GET", "/health")
+        v2["requestContext"]["requestId"] = f"id{text}"
+        events.append(v2)
+        v2 = copy.deepcopy(v2)
+        v2["requestContext"]["http"]["method"] = f"GET{text}"
+        v2["rawPath"] = v2["requestContext"]["http"]["path"] = f"/health{text}"
+        events.append(v2)
+        v1 = rest_api_event("POST", f"/sentiment{text}", {"text": "fine"})
+        v1["httpMethod"] = f"P{text}ST"
+        v1["requestContext"]["requestId"] = text
+        events.append(v1)
+    return events
+
+
+def test_each_request_writes_exactly_one_json_line(digits_models, log_bytes):  # noqa: F811
+    service = digits_service(digits_models, MemoryResultStore(10, ttl_seconds=60))
+    events = hostile_events()
+    statuses = [service.handle_event(event, None)["statusCode"] for event in events]
+    assert all(status < 500 for status in statuses), statuses
+    lines = log_bytes.getvalue().split(b"\n")
+    assert lines.pop() == b"" and len(lines) == len(events)
+    for line in lines:
+        text = line.decode("utf-8")
+        assert len(text.splitlines()) == 1 and not UNSAFE_IN_A_LINE.search(text)
+        assert isinstance(json.loads(text), dict)
