@@ -6,6 +6,7 @@ own client reads AWS_ENDPOINT_URL_S3, as the SDKs do) with fake credentials. Set
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import threading
 import uuid
@@ -30,8 +31,6 @@ class AwsServer:
         return name
 
     def read_json(self, bucket: str, key: str) -> dict:
-        import json
-
         return json.loads(self.s3.get_object(Bucket=bucket, Key=key)["Body"].read())
 
     def tags(self, bucket: str, key: str) -> dict[str, str]:
