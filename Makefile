@@ -5,12 +5,13 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-DEMO_MODELS := digits sentiment efficientnet_lite0 minilm
+DEMO_MODELS := digits sentiment efficientnet_lite0 minilm tabular
 # The mode each demo model is served in: a measured choice, see docs/conversion.md.
 QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
 QUANTIZATION_efficientnet_lite0 := float16
 QUANTIZATION_minilm := float16
+QUANTIZATION_tabular := float32
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
@@ -18,12 +19,12 @@ PORT ?= 8080
 export TF_CPP_MIN_LOG_LEVEL := 2
 
 RECIPE_COMMON := saved_model/__init__.py saved_model/__main__.py saved_model/recipes/common.py
-CONVERT_SOURCES := $(wildcard convert/*.py)
+CONVERT_SOURCES := $(wildcard convert/*.py convert/*/*.py)
 
 .PHONY: help venv models serve test bench lint clean
 
 help:
-	@echo "make serve   build the demo models if needed, convert them, serve the API on http://$(HOST):$(PORT)"
+	@echo "make serve   build the demo models if needed, convert them, serve the API and a page to try it on http://$(HOST):$(PORT)"
 	@echo "make test    the whole test suite (installs and starts what it needs)"
 	@echo "make models  build + convert the demo models only;  make bench  write BENCHMARKS.md"
 

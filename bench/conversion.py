@@ -25,7 +25,7 @@ CONVERT_TIMEOUT_SECONDS = 900
 
 def _inputs_digest(saved_model: Path) -> str:
     digest = hashlib.sha256((saved_model / "saved_model.pb").read_bytes())
-    for source in sorted((REPO_ROOT / "convert").glob("*.py")):
+    for source in sorted((REPO_ROOT / "convert").rglob("*.py")):
         digest.update(source.read_bytes())
     return digest.hexdigest()
 

@@ -1,4 +1,4 @@
-"""Section 10: beyond API Gateway. What an AWS client costs a cold start (boto3 vs the function's own S3 client),
+"""Section 11: beyond API Gateway. What an AWS client costs a cold start (boto3 vs the function's own S3 client),
 a cold start with the model downloaded from S3 (moto) vs read from the image, and the time an S3 upload event adds
 to classifying the same photo over HTTP.
 
@@ -22,7 +22,7 @@ from bench.paths import MODELS_DIR, REPO_ROOT
 from bench.report import SectionResult, table
 from bench.stats import percentile, summarize
 
-NUMBER = 10
+NUMBER = 11
 TITLE = "Beyond API Gateway: AWS clients, models from S3, upload events"
 IMAGE_MODEL = "efficientnet_lite0"
 UPLOAD_KEY = "uploads/cat.jpg"

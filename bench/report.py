@@ -64,6 +64,29 @@ def render(sections: list[SectionResult], total_seconds: float, command: str) ->
     return "\n".join(header + body).replace(f"{REPO_ROOT}/", "")
 
 
+SECTION_HEADING = re.compile(r"^## (\d+)\. (.+)$", re.MULTILINE)
+FOOTER = re.compile(r"<sub>measured in the run started (.+?), took (\d+) s</sub>\s*$")
+TARGETS = re.compile(r"^## Targets.*?\n\n(.*?)\n\n", re.MULTILINE | re.DOTALL)
+
+
+def published_sections(document: str) -> list[SectionResult]:
+    """The sections of a written BENCHMARKS.md, for those with no stored result: rerunning one section on a fresh
+    checkout keeps the others' published figures. The target lines stay with the first section read back."""
+    headings = list(SECTION_HEADING.finditer(document))
+    found = TARGETS.search(document)
+    targets = [line[2:] for line in found.group(1).splitlines() if line.startswith("- ")] if found else []
+    sections = []
+    for index, heading in enumerate(headings):
+        end = headings[index + 1].start() if index + 1 < len(headings) else len(document)
+        body = document[heading.end():end].strip()
+        footer = FOOTER.search(body)
+        sections.append(SectionResult(
+            number=int(heading.group(1)), title=heading.group(2), markdown=body[:footer.start()].strip() if footer else body,
+            verdicts=targets if index == 0 else [], seconds=float(footer.group(2)) if footer else 0.0,
+            run_started=footer.group(1) if footer else ""))
+    return sections
+
+
 def table(headers: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -72,25 +95,3 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 def verdict(met: bool, text: str) -> str:
     return f"{'met' if met else '**missed**'}: {text}"
-
-
-SECTION_HEADING = re.compile(r"^## (\d+)\. (.+)$", re.MULTILINE)
-SECTION_FOOTER = re.compile(r"<sub>measured in the run started (.+?), took (\d+) s</sub>\s*$")
-
-
-def sections_from_markdown(text: str) -> list[SectionResult]:
-    """The sections of an existing BENCHMARKS.md, as written: what a partial run keeps for the sections it did not
-    measure when this checkout has no stored result for them. The summary's target lines go with the first."""
-    headings = list(SECTION_HEADING.finditer(text))
-    targets = re.search(r"^## Targets[^\n]*\n\n((?:- .*\n)+)", text, re.MULTILINE)
-    sections = []
-    for heading, following in zip(headings, [*headings[1:], None]):
-        block = text[heading.end():following.start() if following else len(text)].strip()
-        footer = SECTION_FOOTER.search(block)
-        markdown = block[:footer.start()].strip() if footer else block
-        sections.append(SectionResult(int(heading.group(1)), heading.group(2), markdown,
-                                      run_started=footer.group(1) if footer else "",
-                                      seconds=float(footer.group(2)) if footer else 0.0))
-    if sections and targets:
-        sections[0].verdicts = [line[2:] for line in targets.group(1).splitlines()]
-    return sections

@@ -1,4 +1,4 @@
-"""Section 8: a soak. 10,000 mixed requests on one warm local server process; does anything grow?
+"""Section 9: a soak. 10,000 mixed requests on one warm local server process; does anything grow?
 
 `python -m function serve` with the SQLite result cache and INFO logs (one JSON line per request, read and
 checked here), driven by CLIENTS keep-alive connections through the seeded mix of bench/soak_mix.py: computed
@@ -28,7 +28,7 @@ from bench.report import SectionResult, table, verdict
 from bench.soak_mix import Mix, SoakRequest
 from bench.stats import percentile
 
-NUMBER = 8
+NUMBER = 9
 TITLE = "Soak: 10,000 mixed requests on one warm local server"
 REQUESTS = 10_000
 WARMUP_REQUESTS = 3_000  # ~1,200 new inputs, more than the LRU's 1,024 entries: it is full before measuring starts

@@ -112,6 +112,13 @@ class ConversionJob:
             return self.sidecar.output
         return self.gate.output_kind
 
+    def check_samples(self, modes: tuple[str, ...]) -> None:
+        """Read the .npz files now: a sample that does not fit the signature fails in a second, not after the
+        minutes a large model takes to convert."""
+        self.validation  # noqa: B018
+        if "int8" in modes:
+            self.representative  # noqa: B018
+
     def convert(self, mode: str) -> ModeResult:
         """Convert one mode and hold it against the SavedModel; raises ConversionError when no model comes out."""
         if mode == "float32":
@@ -182,8 +189,10 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     job = ConversionJob(saved_model_dir, representative_path, log, min_agreement)
+    modes = quantize.MODES if compare else (mode,)
+    job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)
-    results, failures = _convert_modes(job, quantize.MODES if compare else (mode,))
+    results, failures = _convert_modes(job, modes)
     if not compare and results[mode].gate_error is not None:
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
     conversion_report = _report(job, mode, results, failures)

@@ -53,11 +53,10 @@ def check_keys(data: dict, allowed: Sequence[str], field: str, context: str) -> 
         raise refuse(joined(field, key), f"is not a known key{hint}", f"the keys {context} are {', '.join(allowed)}")
 
 
-def forbid(data: dict, keys: Sequence[str], task: str, reason: str) -> None:
-    """Keys of the schema that a task has no use for: refused, so nobody believes they take effect."""
-    for key in keys:
-        if key in data:
-            raise refuse(key, f"does not apply to task \"{task}\" ({reason})", "remove it")
+def forbid(data: dict, key: str, task: str, reason: str) -> None:
+    """A key of the schema that a task has no use for: refused, so nobody believes it takes effect."""
+    if key in data:
+        raise refuse(key, f"does not apply to task \"{task}\" ({reason})", "remove it")
 
 
 def require(data: dict, key: str, field: str = "") -> Any:

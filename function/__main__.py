@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
     args = parser.parse_args(argv)
 
+    # The page to try the models is for people at this server: on unless SERVE_PAGE says otherwise.
+    os.environ.setdefault("SERVE_PAGE", "true")
     if args.model_dir:
         if not os.path.isdir(args.model_dir):
             parser.error(f"--model-dir {args.model_dir}: no such directory")
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     where = SERVICE.registry.source.description
     print(f"serving on http://{host}:{port} (models in {where}: {models}; results cached in "
           f"{CACHE_SETTINGS.describe()})", flush=True)
+    if SETTINGS.serve_page:
+        print(f"try the models in a browser at http://{host}:{port}/ (the API: /openapi.json)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

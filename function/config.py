@@ -94,9 +94,11 @@ MAX_BODY_BYTES = "MAX_BODY_BYTES"
 MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
 MAX_BATCH = "MAX_BATCH"  # images per request
 MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request (embedding clients send batches)
+MAX_TENSOR_BATCH = "MAX_TENSOR_BATCH"  # instances per TF Serving / Open Inference request
 MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
 MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
 PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
+SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function serve` sets it)
 LOG_LEVEL = "LOG_LEVEL"
 
 # Lambda's synchronous payload limit: a bigger request never reaches the function in AWS anyway.
@@ -105,9 +107,15 @@ DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
 DEFAULT_MAX_IMAGE_PIXELS = 40_000_000
 DEFAULT_MAX_BATCH = 16
 DEFAULT_MAX_TEXT_BATCH = 128
+# Feature rows are tiny: a client scores a page of them at once. The body limit bounds big tensors long before this
+# (one 224x224x3 float image in JSON is ~2-3 MB).
+DEFAULT_MAX_TENSOR_BATCH = 256
 # 128 texts of 128 tokens: bounds the work one request can ask of MiniLM well inside API Gateway's 29 s.
 DEFAULT_MAX_BATCH_TOKENS = 16_384
 DEFAULT_MAX_TEXT_CHARS = 10_000
+# The limits a request is held to, by environment variable; each is the ServiceSettings field of the same name in
+# lower case. GET /openapi.json publishes them with their values in force.
+LIMITS = (MAX_BODY_BYTES, MAX_IMAGE_PIXELS, MAX_BATCH, MAX_TEXT_BATCH, MAX_BATCH_TOKENS, MAX_TEXT_CHARS)
 
 
 @dataclass(frozen=True)
@@ -127,10 +135,16 @@ class ServiceSettings:
     max_image_pixels: int
     max_batch: int
     max_text_batch: int
+    max_tensor_batch: int
     max_batch_tokens: int
     max_text_chars: int
     preload_models: bool
     log_level: str
+    serve_page: bool = False
+
+    def limit(self, variable: str) -> int:
+        """The value in force of one of LIMITS, named by its environment variable."""
+        return getattr(self, variable.lower())
 
     def task_limits(self):
         from function.tasks.base import TaskLimits  # noqa: PLC0415  (config is imported by everything, tasks by few)
@@ -169,6 +183,9 @@ class ServiceSettings:
         preload = (_env(PRELOAD_MODELS, environ) or "none").lower()
         if preload not in {"none", "all"}:
             raise ValueError(f"{PRELOAD_MODELS} must be none or all, not {preload!r}")
+        serve_page = (_env(SERVE_PAGE, environ) or "false").lower()
+        if serve_page not in {"true", "false"}:
+            raise ValueError(f"{SERVE_PAGE} must be true or false, not {serve_page!r}")
         values = dict(
             model_dir=Path(_env(MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
             model_source=_env(MODEL_SOURCE, environ),
@@ -185,10 +202,12 @@ class ServiceSettings:
             max_image_pixels=number(MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
             max_batch=number(MAX_BATCH, DEFAULT_MAX_BATCH),
             max_text_batch=number(MAX_TEXT_BATCH, DEFAULT_MAX_TEXT_BATCH),
+            max_tensor_batch=number(MAX_TENSOR_BATCH, DEFAULT_MAX_TENSOR_BATCH),
             max_batch_tokens=number(MAX_BATCH_TOKENS, DEFAULT_MAX_BATCH_TOKENS),
             max_text_chars=number(MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
             preload_models=preload == "all",
             log_level=(_env(LOG_LEVEL, environ) or "INFO").upper(),
+            serve_page=serve_page == "true",
         )
         values.update(overrides)
         return cls(**values)

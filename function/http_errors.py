@@ -29,9 +29,13 @@ ErrorBody = Callable[[ServingError, int], object]
 
 
 def status_of(error: ServingError) -> int:
-    for kind in type(error).__mro__:
-        if kind in STATUS:
-            return STATUS[kind]
+    return status_of_kind(type(error))
+
+
+def status_of_kind(kind: type[ServingError]) -> int:
+    for base in kind.__mro__:
+        if base in STATUS:
+            return STATUS[base]
     return 500
 
 

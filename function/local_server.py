@@ -48,8 +48,8 @@ def http_api_event(method: str, target: str, headers: dict[str, str], body: byte
         "routeKey": "$default",
         "rawPath": url.path,
         "rawQueryString": url.query,
-        # API Gateway joins repeated names with commas.
-        **({"queryStringParameters": _joined(parse_qsl(url.query))} if url.query else {}),
+        # API Gateway joins repeated names with commas and keeps empty values (`?model=` is model "").
+        **({"queryStringParameters": _joined(parse_qsl(url.query, keep_blank_values=True))} if url.query else {}),
         "headers": lowered,
         "requestContext": {
             "accountId": "000000000000",

@@ -1,10 +1,13 @@
 """What the function answers: a status, headers and bytes, and the API Gateway proxy result they become."""
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
+BINARY_CONTENT_TYPE = "application/octet-stream"
+TEXT_TYPES = ("application/json", "text/")
 
 
 @dataclass
@@ -14,18 +17,21 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
+def json_bytes(payload: object) -> bytes:
     # ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes.
     # errors="replace": a lone surrogate echoed from the client must not turn an answer into a crash.
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", errors="replace")
-    return Response(status, body, {"content-type": JSON_CONTENT_TYPE, **(headers or {})})
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", errors="replace")
+
+
+def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
+    return Response(status, json_bytes(payload), {"content-type": JSON_CONTENT_TYPE, **(headers or {})})
 
 
 def to_result(response: Response) -> dict:
-    """The proxy integration result; the same shape serves payload 1.0 and 2.0."""
-    return {
-        "statusCode": response.status,
-        "headers": response.headers,
-        "body": response.body.decode("utf-8", errors="replace"),
-        "isBase64Encoded": False,
-    }
+    """The proxy integration result; the same shape serves payload 1.0 and 2.0. A body that is not text (binary
+    tensor data) goes base64-encoded with isBase64Encoded, which API Gateway decodes back to the bytes."""
+    if response.headers.get("content-type", JSON_CONTENT_TYPE).startswith(TEXT_TYPES):
+        body, encoded = response.body.decode("utf-8", errors="replace"), False
+    else:
+        body, encoded = base64.b64encode(response.body).decode("ascii"), True
+    return {"statusCode": response.status, "headers": response.headers, "body": body, "isBase64Encoded": encoded}

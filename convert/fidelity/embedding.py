@@ -52,10 +52,13 @@ class CosineGate:
                        max_abs_diff=rounded(np.max(np.abs(got - wanted))))
         summary = f"cosine min {lowest:.5f}, mean {mean:.5f}"
         # Compare the rounded numbers the manifest records, so that a reader can check the verdict from them.
-        if metrics["min_cosine"] < MIN_COSINE or metrics["mean_cosine"] < MEAN_COSINE:
-            worst = int(cosines.argmin())
-            problem = (f"has a cosine similarity to the SavedModel of {lowest:.4f} at worst (sample {worst}) and "
-                       f"{mean:.4f} on average, below the {MIN_COSINE} / {MEAN_COSINE} bounds")
+        short = []
+        if metrics["min_cosine"] < MIN_COSINE:
+            short.append(f"below {MIN_COSINE} on sample {int(cosines.argmin())} ({lowest:.6f})")
+        if metrics["mean_cosine"] < MEAN_COSINE:
+            short.append(f"below {MEAN_COSINE} on average ({mean:.6f})")
+        if short:
+            problem = f"has a cosine similarity to the SavedModel {' and '.join(short)}"
             advice = ("full-integer int8 rounds every activation to 256 levels; give it more representative inputs "
                       "with --representative FILE.npz, or use dynamic or float16") if mode == "int8" else (
                 "use a milder mode (float16 or float32)")

@@ -14,8 +14,9 @@ from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, n
                                    rounded)
 from convert.samples import Samples
 
-# The largest relative error (fraction of the output's range) each mode may have; docs/conversion.md says why.
-TOLERANCES = {"float32": 1e-4, "float16": 1e-2, "dynamic": 5e-2, "int8": 5e-2}
+# The largest relative error (fraction of the output's range) each mode may have; docs/conversion.md says why:
+# measured on the demo classifiers read as tensors, these accept what their top-1 gates accept and refuse the rest.
+TOLERANCES = {"float32": 1e-4, "float16": 2.5e-2, "dynamic": 0.1, "int8": 0.1}
 
 
 def output_errors(reference: np.ndarray, converted: np.ndarray) -> dict:

@@ -46,7 +46,7 @@ class TaskKind:
     def parse(self, data: dict, directory: Path) -> TaskFields:
         """The task's own sidecar fields; keys it has no use for are refused with their reason."""
         for key, reason in self.unused_keys.items():
-            forbid(data, [key], self.name, reason)
+            forbid(data, key, self.name, reason)
         return self.parse_fields(data, directory)
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:

@@ -30,7 +30,8 @@ def check_scores(labels: list[str], tensor: TensorInfo) -> None:
     if len(labels) != expected:
         why = ("a 1-unit output is binary: the label for 0, then the label for 1" if units == 1
                else "one per unit, in output order")
-        raise mismatch("labels", f"has {len(labels)} labels but output '{tensor.name}' has {units} unit(s)",
+        count = f"{len(labels)} label{'' if len(labels) == 1 else 's'}"
+        raise mismatch("labels", f"has {count} but output '{tensor.name}' has {units} unit(s)",
                        f"give {expected} labels ({why})")
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from convert.saved_model_inspect import TensorInfo
-from convert.sidecar_fields import check_keys, choice, mapping, numbers, positive_int, refuse, require, show
+from convert.sidecar_fields import check_keys, choice, mapping, numbers, refuse, require, show
 from convert.tasks.base import describe, mismatch, shape_text
 
 KEYS = ("type", "color_mode", "size", "resize", "mean", "std")
@@ -19,9 +19,11 @@ def parse_image_preprocessing(value, task: str) -> dict:
         raise refuse("preprocessing.type", f"is {show(kind)}, which does not fit task \"{task}\"", "write \"image\"")
     color_mode = choice(require(data, "color_mode", "preprocessing"), "preprocessing.color_mode", list(CHANNELS))
     size = require(data, "size", "preprocessing")
-    if not isinstance(size, list) or len(size) != 2:
-        raise refuse("preprocessing.size", f"is {show(size)}", "give [height, width] in pixels")
-    height, width = (positive_int(side, "preprocessing.size") for side in size)
+    if not isinstance(size, list) or len(size) != 2 or not all(
+            isinstance(side, int) and not isinstance(side, bool) and side > 0 for side in size):
+        raise refuse("preprocessing.size", f"is {show(size)}", "give [height, width] in pixels, two positive whole "
+                     "numbers")
+    height, width = size
     resize = choice(data.get("resize", "bilinear"), "preprocessing.resize", RESIZE_METHODS)
     channels = CHANNELS[color_mode]
     what = f"one per {color_mode} channel, or one for all"

@@ -119,7 +119,12 @@ class ModelRegistry:
         """Model `name` as tensors in, tensors out, whatever its task (TF Serving and Open Inference Protocol)."""
         view = self._tensor_views.get(name)
         if view is None:
-            view = self._tensor_views[name] = TensorTask.view(self.task(name))
+            try:
+                view = TensorTask.view(self.task(name))
+            except ManifestError as exc:  # a tensor the protocols cannot carry (e.g. a string input)
+                raise ModelUnavailable("model_unavailable", f"Model {name!r} cannot be served as tensors: {exc}") \
+                    from exc
+            self._tensor_views[name] = view
         return view
 
     def is_loaded(self, name: str) -> bool:

@@ -6,7 +6,7 @@ import binascii
 import json
 import re
 
-from function.errors import InvalidInput, PayloadTooLarge, body_too_large
+from function.errors import InvalidInput, PayloadTooLarge, UnsupportedMedia, body_too_large
 from function.events import Request
 
 JSON_TYPES = ("application/json", "text/json")
@@ -31,8 +31,14 @@ def is_json(request: Request) -> bool:
 def json_object(request: Request) -> dict:
     if not request.body.strip():
         raise InvalidInput("invalid_json", "The request body is empty; send a JSON object.")
+    return parse_json_object(request.body)
+
+
+def parse_json_object(raw: bytes) -> dict:
+    """JSON text (a whole body, or the JSON part of one) that must be an object. NaN, Infinity and -Infinity are
+    accepted, as TensorFlow Serving accepts them."""
     try:
-        value = json.loads(request.body)
+        value = json.loads(raw)
     except UnicodeDecodeError as exc:
         raise InvalidInput("invalid_json", "The request body is not UTF-8 text.") from exc
     except ValueError as exc:  # JSONDecodeError, and the int-string limit on numbers of over 4,300 digits
@@ -42,6 +48,14 @@ def json_object(request: Request) -> dict:
     if not isinstance(value, dict):
         raise InvalidInput("invalid_json", "The request body must be a JSON object.")
     return value
+
+
+def check_not_compressed(request: Request) -> None:
+    """Compressed bodies (a client's gzip option) are refused by name rather than read as broken JSON."""
+    encoding = request.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        raise UnsupportedMedia("unsupported_content_encoding", f"Content-Encoding {encoding!r} is not accepted; "
+                               "send the body uncompressed.")
 
 
 def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str, max_batch: int) -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,6 +21,9 @@ from function.models.manifest import TensorSpec
 from function.tasks.base import Batch, Result, Task
 
 Instance = dict[str, np.ndarray]
+# The dtypes a tensor can be sent and answered in as JSON numbers or booleans (function/protocols/tensor_values.py).
+SERVABLE_DTYPES = frozenset({"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                             "uint64", "bool"})
 
 
 class TensorTask(Task):
@@ -39,6 +43,8 @@ class TensorTask(Task):
         self.require(bool(self.manifest.inputs), "a model needs at least one input")
         for spec in (*self.manifest.inputs, *self.manifest.outputs):
             self.require(len(spec.shape) >= 1, f"tensor {spec.name!r} has no batch dimension")
+            self.require(spec.served_dtype in SERVABLE_DTYPES, f"tensor {spec.name!r} is {spec.served_dtype}; only "
+                         f"number and bool tensors can be served (string tensors need TensorFlow's Flex ops)")
 
     @property
     def inputs(self) -> tuple[TensorSpec, ...]:
@@ -51,9 +57,9 @@ class TensorTask(Task):
     def input_digest(self, item: Instance) -> str:
         digest = hashlib.sha256()
         for spec in self.inputs:
-            array = np.ascontiguousarray(item[spec.name])
+            array = np.asarray(item[spec.name])  # the shape before ascontiguousarray, which makes a scalar 1-d
             digest.update(f"{spec.name}\0{array.dtype.str}\0{array.shape}\0".encode())
-            digest.update(array.tobytes())
+            digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
 
     def cache_options(self, options: dict) -> dict:
@@ -68,17 +74,15 @@ class TensorTask(Task):
             return Batch(tensors)
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
+        # Byte order, contiguity and dtype name once per output, not once per row: a batch of 64 rows took 2x longer.
+        arrays = {}
+        for spec in self.outputs:
+            array = np.ascontiguousarray(outputs[spec.role])
+            arrays[spec.name] = (array.astype(array.dtype.newbyteorder("<"), copy=False), array.dtype.name)
         count = len(next(iter(outputs.values())))
-        results = []
-        for row in range(count):
-            result = {}
-            for spec in self.outputs:
-                value = np.ascontiguousarray(outputs[spec.role][row])
-                value = value.astype(value.dtype.newbyteorder("<"), copy=False)
-                result[spec.name] = {"dtype": value.dtype.name, "shape": list(value.shape),
-                                     "data": base64.b64encode(value.tobytes()).decode("ascii")}
-            results.append(result)
-        return results
+        return [{name: {"dtype": dtype, "shape": list(array.shape[1:]),
+                        "data": base64.b64encode(array[row].tobytes()).decode("ascii")}
+                 for name, (array, dtype) in arrays.items()} for row in range(count)]
 
     def is_valid_result(self, result: object, options: dict) -> bool:
         if not isinstance(result, dict) or set(result) != {spec.name for spec in self.outputs}:
@@ -104,7 +108,7 @@ def output_array(result: Result, spec: TensorSpec) -> np.ndarray | None:
         raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
     except (binascii.Error, ValueError):
         return None
-    expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-    if raw is None or len(raw) != expected:
+    little_endian = np.dtype(dtype).newbyteorder("<")
+    if raw is None or len(raw) != math.prod(shape) * little_endian.itemsize:  # math.prod: np.prod costs 30 us
         return None
-    return np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).reshape(shape)
+    return np.frombuffer(raw, dtype=little_endian).reshape(shape)

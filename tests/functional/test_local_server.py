@@ -76,12 +76,24 @@ def test_json_routes(server):
     assert _request(f"{server}/health")[2]["status"] == "ok"
 
 
+def test_the_page_and_the_openapi_document(server):
+    with urllib.request.urlopen(f"{server}/", timeout=60) as response:
+        assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert b"<title>Try the models" in response.read()
+    status, _, document = _request(f"{server}/openapi.json")
+    assert status == 200 and document["openapi"] == "3.1.0" and "/" in document["paths"]
+
+
 @pytest.mark.parametrize("method,path,data,content_type,status,code", [
     ("GET", "/nowhere", None, None, 404, "route_not_found"),
     ("PUT", "/classify", b"{}", "application/json", 405, "method_not_allowed"),
     ("POST", "/classify", b"{broken", "application/json", 400, "invalid_json"),
     ("POST", "/classify", b"not an image at all", "image/jpeg", 415, "unsupported_image"),
     ("POST", "/classify", b"\0" * (MAX_BODY + 1), "image/jpeg", 413, "body_too_large"),
+    ("TRACE", "/classify", None, None, 405, "method_not_allowed"),  # http.server alone answers 501 in HTML
+    ("QUERY", "/health", None, None, 405, "method_not_allowed"),
+    # As API Gateway passes it: an empty query value is an empty string, not a missing option.
+    ("POST", "/classify?model=", encode(photo("chelsea"), "JPEG"), "image/jpeg", 400, "invalid_field"),
 ])
 def test_errors_over_http(server, method, path, data, content_type, status, code):
     got_status, _, body = _request(f"{server}{path}", method, data, content_type)

@@ -17,7 +17,7 @@ from function.service import Service
 from tests.support.events import EVENT_BUILDERS
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_MODELS = ("efficientnet_lite0", "sentiment", "digits", "minilm")
+DEMO_MODELS = ("efficientnet_lite0", "sentiment", "digits", "minilm", "tabular")
 
 
 def model_dir() -> Path:

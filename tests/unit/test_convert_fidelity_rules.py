@@ -86,8 +86,13 @@ def test_cosine_gate_needs_both_the_worst_and_the_mean_sample():
     result = gate.judge({"e": reference}, {"e": one_bad}, samples(100), "dynamic")
     assert not result.passed and result.metrics["mean_cosine"] > 0.98
     message = result.error("dynamic").message
-    assert "at worst (sample 7)" in message and "below the 0.99 / 0.999 bounds" in message
+    assert message.startswith("the converted dynamic model has a cosine similarity to the SavedModel below 0.99 on "
+                              "sample 7 (") and "below 0.999 on average (0.9" in message
     assert message.endswith("use a milder mode (float16 or float32)")
+    slightly_off = gate.judge({"e": reference}, {"e": reference + rng.normal(size=reference.shape) * 0.05},
+                              samples(100), "dynamic")  # every sample a little off: the mean fails, not the minimum
+    assert not slightly_off.passed and slightly_off.metrics["min_cosine"] >= MIN_COSINE
+    assert slightly_off.problem.startswith("has a cosine similarity to the SavedModel below 0.999 on average (0.99")
 
 
 def test_nan_fails_every_gate_before_any_measure():
@@ -110,20 +115,20 @@ def test_relative_error_is_relative_to_the_outputs_range_not_to_each_value():
 
 def test_tolerances_loosen_with_quantization():
     assert list(TOLERANCES) == ["float32", "float16", "dynamic", "int8"]
-    assert TOLERANCES["float32"] <= TOLERANCES["float16"] <= TOLERANCES["dynamic"] <= TOLERANCES["int8"] <= 0.05
+    assert TOLERANCES["float32"] <= TOLERANCES["float16"] <= TOLERANCES["dynamic"] <= TOLERANCES["int8"] <= 0.1
 
 
 def test_tensor_gate_checks_every_output_and_int8_says_why_it_fails():
     reference = {"price": np.array([[100.0], [300.0]]), "flag": np.array([[0.2], [0.9]])}
-    converted = {"price": np.array([[100.0], [330.0]]), "flag": np.array([[0.2], [0.9]])}
+    converted = {"price": np.array([[100.0], [345.0]]), "flag": np.array([[0.2], [0.9]])}
     gate = TensorErrorGate(["price", "flag"])
     result = gate.judge(reference, converted, samples(2), "int8")
-    assert not result.passed and result.metrics["outputs"]["price"]["max_rel_error"] == 0.1
+    assert not result.passed and result.metrics["outputs"]["price"]["max_rel_error"] == 0.15
     assert result.metrics["outputs"]["flag"]["max_abs_error"] == 0.0
     message = result.error("int8").message
-    assert message.startswith("the converted int8 model differs from the SavedModel on output 'price' by up to 10.00% "
-                              "of its range (max abs error 30), above the 5.00% tolerance: full-integer int8 rounds")
+    assert message.startswith("the converted int8 model differs from the SavedModel on output 'price' by up to 15.00% "
+                              "of its range (max abs error 45), above the 10.00% tolerance: full-integer int8 rounds")
     assert "its error grows with that range" in message
     assert [column.header for column in gate.columns] == ["price max abs error", "price max rel error",
                                                           "flag max abs error", "flag max rel error"]
-    assert [column.cell(result.metrics) for column in gate.columns] == ["30", "0.1", "0", "0"]
+    assert [column.cell(result.metrics) for column in gate.columns] == ["45", "0.15", "0", "0"]

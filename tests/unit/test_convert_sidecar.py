@@ -130,7 +130,8 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      " \"class 2\", \"class 3\", \"class 4\", ...: give a non-empty list of strings"),
     (changed(IMAGE, "labels", "cat,dog"), "\"labels\" is \"cat,dog\": give a non-empty list of strings"),
     (changed(IMAGE, "preprocessing.size", [64]), "\"preprocessing.size\" is [64]: give [height, width] in pixels"),
-    (changed(IMAGE, "preprocessing.size", [64, 0]), "\"preprocessing.size\" is 0: make it a positive whole number"),
+    (changed(IMAGE, "preprocessing.size", [64, 0]), "\"preprocessing.size\" is [64, 0]: give [height, width] in "
+     "pixels, two positive whole numbers"),
     (changed(IMAGE, "preprocessing.mean", [0, 0]), "\"preprocessing.mean\" is [0, 0]: give a list of 1 or 3 numbers "
      "(one per RGB channel, or one for all)"),
     (changed(IMAGE, "preprocessing.std", [0]), "\"preprocessing.std\" is [0]: give a list of 1 or 3 positive numbers"),

@@ -83,7 +83,7 @@ def test_an_open_image_size_accepts_the_sidecars(tmp_path):
     # labels against the output width
     (changed(IMAGE, "labels", ["a", "b", "c"]), IMAGE_MODEL, "\"labels\" has 3 labels but output 'output_0' has 2 "
      "unit(s): give 2 labels (one per unit, in output order)"),
-    (changed(TEXT, "labels", ["positive"]), TEXT_MODEL, "\"labels\" has 1 labels but output 'output_0' has 1 unit(s): "
+    (changed(TEXT, "labels", ["positive"]), TEXT_MODEL, "\"labels\" has 1 label but output 'output_0' has 1 unit(s): "
      "give 2 labels (a 1-unit output is binary: the label for 0, then the label for 1)"),
     (IMAGE, signature([tensor("pixels", 4, 4, 3)], [tensor("output_0", None)]), "\"labels\" cannot be matched to "
      "output 'output_0' (float32 (N, ?)), whose width is open"),

@@ -84,9 +84,10 @@ def test_int8_without_representative_data(sidecarless_saved_model, tmp_path, run
 
 def test_representative_file_with_wrong_shape(sidecarless_saved_model, tmp_path, run_convert):
     np.savez(tmp_path / "rep.npz", inputs_image=np.zeros((4, 28, 28, 1), np.float32))
-    code, _, err = run_convert(sidecarless_saved_model, tmp_path / "out", "--quantization", "int8",
-                               "--representative", tmp_path / "rep.npz")
+    code, out, err = run_convert(sidecarless_saved_model, tmp_path / "out", "--quantization", "int8",
+                                 "--representative", tmp_path / "rep.npz")
     assert_one_line_error(code, err, "rep.npz: inputs_image has shape (4, 28, 28, 1)", "(N, 8, 8, 1)")
+    assert "converting to" not in out  # the samples are checked before anything is converted
 
 
 def test_refuses_to_replace_a_folder_that_is_not_a_model(image_saved_model, tmp_path, run_convert):

@@ -60,10 +60,10 @@ def test_tensor_manifest_serves_every_input_and_output(tensor_saved_model, tmp_p
     assert [(t["name"], t["role"], t["shape"]) for t in manifest["outputs"]] == [
         ("category", "category", [1, 3]), ("price", "price", [1, 1])]
     fidelity = manifest["fidelity"]
-    assert fidelity["passed"] and fidelity["tolerance"] == {"max_rel_error": 0.05}
+    assert fidelity["passed"] and fidelity["tolerance"] == {"max_rel_error": 0.1}
     assert set(fidelity["outputs"]) == {"category", "price"}
     for errors in fidelity["outputs"].values():
-        assert errors["max_rel_error"] <= 0.05 and errors["max_abs_error"] >= 0 and errors["reference_max_abs"] > 0
+        assert errors["max_rel_error"] <= 0.1 and errors["max_abs_error"] >= 0 and errors["reference_max_abs"] > 0
     assert "| category max abs error | category max rel error | price max abs error | price max rel error |" in out
 
 
@@ -82,7 +82,7 @@ def test_tensor_int8_fails_and_says_why(tensor_saved_model, tmp_path, run_conver
     assert code == 2
     (line,) = err.strip().splitlines()
     assert line.startswith("convert: error: the converted int8 model differs from the SavedModel on output '")
-    assert "of its range" in line and "above the 5.00% tolerance" in line
+    assert "of its range" in line and "above the 10.00% tolerance" in line
     assert "256 levels" in line and "its error grows with that range" in line and line.endswith("[fidelity_failed]")
     assert not (tmp_path / "out").exists()
 

@@ -1,0 +1,109 @@
+"""The OpenAPI 3.1 document of this deployment, built from the router's table and each route's own description.
+
+Routes, methods and path parameters come from function/router.py ROUTES; request and answer schemas and the
+error codes from each route's `describe` (function/openapi/operation.py); statuses from function/http_errors.py;
+the error body shape by path from its ERROR_BODIES; limits from the settings in force (function/config.py).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from function.config import LIMITS, ServiceSettings
+from function.http_errors import (api_error_body, error_body_for, message_error_body, openai_error_body,
+                                  status_of_kind)
+from function.openapi.error_codes import ERROR_CODES
+from function.openapi.operation import Deployment, Operation
+from function.openapi.spec import STRING, obj
+
+TITLE = "lambda-tflite-serving"
+VERSION = "1"  # of the API's contract, not of the models: each answer names its model_version
+PATH_PARAMETER = re.compile(r"\{(\w+)\}")
+
+
+def api_error_schema(codes: list[str]) -> dict:
+    return obj({"error": obj({"code": {"enum": codes}, "message": STRING})})
+
+
+def openai_error_schema(codes: list[str]) -> dict:
+    return obj({"error": obj({"message": STRING, "type": {"enum": ["invalid_request_error", "server_error"]},
+                              "param": {"type": ["string", "null"]}, "code": {"enum": codes}})})
+
+
+def message_error_schema(codes: list[str]) -> dict:
+    return obj({"error": {**STRING, "description": f"What went wrong; one of the cases {', '.join(codes)}."}})
+
+
+# One schema per error body shape of function/http_errors.py, given the codes an answer may carry.
+ERROR_SCHEMAS: dict[Callable, Callable[[list[str]], dict]] = {
+    api_error_body: api_error_schema,
+    openai_error_body: openai_error_schema,
+    message_error_body: message_error_schema,
+}
+
+
+def build_document(settings: ServiceSettings, models: Mapping[str, str], routes: Mapping[str, Mapping[str, Callable]],
+                   ) -> dict:
+    """`models`: served model name -> task. `routes`: the router's table (path template -> method -> route)."""
+    deployment = Deployment(settings, dict(models))
+    paths: dict[str, dict] = {}
+    for template, methods in routes.items():
+        for method, route in methods.items():
+            describe = getattr(route, "describe", None)
+            if describe is None:
+                raise TypeError(f"{method} {template} has no description: decorate {route.__name__} with "
+                                "@described_by (function/openapi/operation.py)")
+            operation = describe(deployment)
+            if operation is None:  # a route that is off in this deployment (the page, unless SERVE_PAGE)
+                continue
+            paths.setdefault(template, {})[method.lower()] = _operation(template, route.__name__, operation,
+                                                                        settings)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": TITLE, "version": VERSION, "description": _overview(settings),
+                 "x-limits": {variable: settings.limit(variable) for variable in LIMITS}},
+        "paths": paths,
+    }
+
+
+def _operation(template: str, operation_id: str, operation: Operation, settings: ServiceSettings) -> dict:
+    spec: dict = {"operationId": operation_id, "summary": operation.summary, "description": operation.description}
+    if operation.tags:
+        spec["tags"] = list(operation.tags)
+    declared = {parameter.name for parameter in operation.parameters}
+    parameters = [{"name": name, "in": "path", "required": True, "schema": STRING}
+                  for name in PATH_PARAMETER.findall(template) if name not in declared]
+    parameters += [{"name": p.name, "in": p.location, "required": p.location == "path", "schema": p.schema,
+                    "description": p.description} for p in operation.parameters]
+    if parameters:
+        spec["parameters"] = parameters
+    if operation.request:
+        spec["requestBody"] = {"required": True, "content": {media: {"schema": schema}
+                                                             for media, schema in operation.request.items()}}
+    spec["responses"] = {"200": {"description": "OK", "content": {operation.response_type:
+                                                                  {"schema": operation.response}}},
+                         **_error_responses(template, operation.errors)}
+    if operation.limits:
+        spec["x-limits"] = {variable: settings.limit(variable) for variable in operation.limits}
+    return spec
+
+
+def _error_responses(template: str, codes: tuple[str, ...]) -> dict:
+    by_status: dict[int, list[str]] = {}
+    for code in dict.fromkeys((*codes, "internal_error")):  # every route may fail with a bug of ours
+        by_status.setdefault(status_of_kind(ERROR_CODES[code].kind), []).append(code)
+    schema_of = ERROR_SCHEMAS[error_body_for(template)]
+    return {str(status): {"description": "; ".join(f"`{code}`: {ERROR_CODES[code].when}" for code in codes),
+                          "content": {"application/json": {"schema": schema_of(codes)}}}
+            for status, codes in sorted(by_status.items())}
+
+
+def _overview(settings: ServiceSettings) -> str:
+    limits = "\n".join(f"| `{variable}` | {settings.limit(variable)} |" for variable in LIMITS)
+    codes = "\n".join(f"| {status_of_kind(entry.kind)} | `{code}` | {entry.when} |"
+                      for code, entry in sorted(ERROR_CODES.items(), key=lambda item: status_of_kind(item[1].kind)))
+    return ("Keras models served as quantized TFLite on LiteRT from AWS Lambda. Every answer is JSON; every error "
+            "is a stable code and a sentence (`{\"error\": {\"code\", \"message\"}}`, or the upstream protocol's own "
+            "shape on the compatibility routes).\n\n"
+            f"## Limits in force\n\n| environment variable | value |\n|---|---|\n{limits}\n\n"
+            f"## Error codes\n\n| status | code | when |\n|---|---|---|\n{codes}\n")

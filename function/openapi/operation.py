@@ -1,0 +1,38 @@
+"""What a route declares about itself for GET /openapi.json: its request, its answer, its error codes and limits."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from function.config import ServiceSettings
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What a description may depend on: the settings in force and the models served (name -> task)."""
+
+    settings: ServiceSettings
+    models: dict[str, str]
+
+    def served(self, task: str) -> list[str]:
+        return sorted(name for name, kind in self.models.items() if kind == task)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    schema: dict
+    description: str
+    location: str = "query"  # query | path (a template's {name} parts are path parameters without saying so)
+
+
+@dataclass(frozen=True)
+class Operation:
+    summary: str
+    description: str
+    response: dict  # JSON Schema of the 200 answer's body
+    response_type: str = "application/json"
+    request: dict[str, dict] = field(default_factory=dict)  # media type -> JSON Schema of the body
+    parameters: tuple[Parameter, ...] = ()
+    errors: tuple[str, ...] = ()  # error codes, as function/openapi/error_codes.py lists them
+    limits: tuple[str, ...] = ()  # function/config.py LIMITS that bound this route
+    tags: tuple[str, ...] = ()

@@ -1,0 +1,58 @@
+"""Everything a route's description uses, in one import: the Operation it returns, the error code groups, and the
+JSON Schema pieces the routes share (OpenAPI 3.1 uses JSON Schema 2020-12 as it is).
+
+Routes import it inside their `describe` function, so that only the first GET /openapi.json pays for it.
+"""
+from __future__ import annotations
+
+# Re-exported: a description needs this one module.
+from function.openapi.error_codes import JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TEXTS  # noqa: F401
+from function.openapi.operation import Deployment, Operation, Parameter  # noqa: F401
+
+STRING = {"type": "string"}
+BOOLEAN = {"type": "boolean"}
+COUNT = {"type": "integer", "minimum": 0}
+PROBABILITY = {"type": "number", "minimum": 0, "maximum": 1}
+SHA256 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+CACHED = {"type": "boolean", "description": "Whether the answer came from the result cache instead of the model."}
+MODEL_VERSION = {**SHA256, "description": "The serving version: the sha256 the model's files are known by."}
+LABEL_SCORE = {"type": "object", "required": ["label", "score"], "additionalProperties": False,
+               "properties": {"label": STRING, "score": PROBABILITY}}
+
+
+def obj(properties: dict, required: list[str] | None = None, **extra) -> dict:
+    """An object of exactly these properties (all required unless `required` says which)."""
+    return {"type": "object", "properties": properties,
+            "required": list(properties) if required is None else required, "additionalProperties": False, **extra}
+
+
+def array(items: dict, **extra) -> dict:
+    return {"type": "array", "items": items, **extra}
+
+
+def one_or_many(single: str, plural: str, item: dict, max_items: int, what: str) -> tuple[dict, dict]:
+    """(properties, constraint) of a body taking `single` or a non-empty `plural` list of at most max_items."""
+    properties = {single: {**item, "description": f"One {what}."},
+                  plural: array(item, minItems=1, maxItems=max_items,
+                                description=f"A batch of {what}s, answered in order (at most {max_items}).")}
+    return properties, {"oneOf": [{"required": [single]}, {"required": [plural]}]}
+
+
+def model_field(deployment: Deployment, task: str, served: list[str] | None = None) -> dict:
+    """The optional "model" field of a route of `task`: the served models it takes (by default, those of `task`)
+    and the model it uses without one."""
+    default, variable = deployment.settings.default_model(task)
+    served = deployment.served(task) if served is None else served
+    schema = {"type": "string", "minLength": 1,
+              "description": f"One of the models served here for this route ({', '.join(served) or 'none'}); "
+                             f"without it, {default!r} (set by {variable})."}
+    return {**schema, "enum": served} if served else schema
+
+
+def texts_body(deployment: Deployment, model: dict, extra: dict | None = None) -> dict:
+    """{"text": ...} or {"texts": [...]}, plus "model": the body of every route that reads text."""
+    settings = deployment.settings
+    text = {"type": "string", "minLength": 1, "maxLength": settings.max_text_chars,
+            "description": f"Not only whitespace; at most {settings.max_text_chars} characters (MAX_TEXT_CHARS)."}
+    properties, constraint = one_or_many("text", "texts", text, settings.max_text_batch, "text")
+    return {"type": "object", "properties": {**properties, "model": model, **(extra or {})}, **constraint}

@@ -1,0 +1,155 @@
+"""JSON values <-> typed arrays, one set of rules for every tensor protocol (docs/api.md, "Tensor values").
+
+A JSON tensor becomes an array in two C passes: one `np.asarray` over the whole nested list finds its shape and
+the kind of its elements (numbers, booleans, strings, anything else), then one cast to the input's served dtype.
+bench/tensor_json.py measured the alternatives; parsing the JSON text itself costs far more than either pass.
+
+- float inputs take JSON numbers, integers included, and NaN / Infinity / -Infinity (passed through, as TensorFlow
+  Serving does); a finite number beyond the dtype's range is refused rather than turned into infinity;
+- integer inputs take JSON integers within the dtype's range; 1.0 is refused (as TensorFlow Serving does);
+- number inputs read true / false as 1 / 0 (numpy's reading, whether or not they are mixed with numbers);
+- bool inputs take true / false only;
+- strings, null and objects, {"b64": ...} included, are refused: no model served here has a string input.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from function.errors import InvalidInput
+from function.models.manifest import TensorSpec
+
+
+@dataclass(frozen=True)
+class DtypeNames:
+    tf: str  # TensorFlow's DataType enum name, as TF Serving's metadata writes it
+    v2: str  # the Open Inference Protocol's datatype
+
+
+# Every dtype a served tensor may have (TensorTask refuses a model with any other).
+DTYPE_NAMES: dict[str, DtypeNames] = {
+    "float32": DtypeNames("DT_FLOAT", "FP32"),
+    "float64": DtypeNames("DT_DOUBLE", "FP64"),
+    "int8": DtypeNames("DT_INT8", "INT8"),
+    "int16": DtypeNames("DT_INT16", "INT16"),
+    "int32": DtypeNames("DT_INT32", "INT32"),
+    "int64": DtypeNames("DT_INT64", "INT64"),
+    "uint8": DtypeNames("DT_UINT8", "UINT8"),
+    "uint16": DtypeNames("DT_UINT16", "UINT16"),
+    "uint32": DtypeNames("DT_UINT32", "UINT32"),
+    "uint64": DtypeNames("DT_UINT64", "UINT64"),
+    "bool": DtypeNames("DT_BOOL", "BOOL"),
+}
+B64_KEY = "b64"
+
+
+def expected_shape(spec: TensorSpec, batch: str = "batch") -> str:
+    """'[batch, 3]': a tensor's shape as clients must send it; -1 (a dynamic dimension) shows as '?'."""
+    dims = [batch] + ["?" if dim < 0 else str(dim) for dim in spec.shape[1:]]
+    return f"[{', '.join(dims)}]"
+
+
+def instance_shape(spec: TensorSpec) -> str:
+    """'[3]': the shape of one instance (the batch dimension left out)."""
+    return "[" + ", ".join("?" if dim < 0 else str(dim) for dim in spec.shape[1:]) + "]"
+
+
+def check_shape(shape: tuple[int, ...], spec: TensorSpec, where: str, batched: bool) -> None:
+    """A shape fits the input: rank, then every fixed dimension (after the batch dimension when `batched`)."""
+    wanted = spec.shape[1:]
+    got = shape[1:] if batched else shape
+    if (batched and not shape) or len(got) != len(wanted) or any(
+            want >= 0 and dim != want for dim, want in zip(got, wanted)):
+        expected = expected_shape(spec) if batched else f"{instance_shape(spec)} per instance"
+        raise InvalidInput("invalid_shape", f"Input {spec.name!r} takes shape {expected} ({spec.served_dtype}); "
+                           f"{where} has shape {list(shape)}.")
+
+
+def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
+    """A JSON value (a number, a boolean or nested lists of them) as an array of the input's served dtype."""
+    try:
+        array = np.asarray(value)
+    except ValueError as exc:  # numpy's "inhomogeneous shape": ragged lists, or lists beside plain values
+        raise InvalidInput("invalid_tensor", f"{where} is not a tensor: its nested lists differ in length or mix "
+                           f"lists with values (input {spec.name!r} takes {expected_shape(spec)}).") from exc
+    target = np.dtype(spec.served_dtype)
+    if not array.size:  # [] is float64 to numpy; an empty tensor has no element of a wrong kind
+        return np.empty(array.shape, target)
+    kind = array.dtype.kind
+    if kind not in "fiub":
+        raise _not_numbers(value, spec, where)
+    if target.kind == "b":
+        if kind != "b":
+            raise InvalidInput("invalid_dtype", f"Input {spec.name!r} takes true/false (bool); {where} holds "
+                               f"numbers such as {_first(array)}.")
+        return array
+    if target.kind in "iu":
+        if kind == "f":
+            raise InvalidInput("invalid_dtype", f"Input {spec.name!r} takes integers ({target.name}); {where} holds "
+                               f"numbers written with a fraction or exponent, such as {_first(array)}.")
+        info = np.iinfo(target)
+        if array.size and (array.min() < info.min or array.max() > info.max):
+            outside = array[(array < info.min) | (array > info.max)]
+            raise InvalidInput("value_out_of_range", f"Input {spec.name!r} takes {target.name} ({info.min} to "
+                               f"{info.max}); {where} holds {_first(outside)}.")
+        return array.astype(target, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = array.astype(target, copy=False)
+    if kind == "f" and target.itemsize < array.dtype.itemsize and not np.isfinite(cast).all():
+        overflow = np.isinf(cast) & np.isfinite(array)
+        if overflow.any():
+            raise InvalidInput("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
+                               f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
+    return cast
+
+
+def to_json(array: np.ndarray) -> object:
+    """An output as JSON-ready values: nested lists of Python numbers or booleans. A float32 keeps its exact
+    value, printed as the shortest decimal of the widened double (0.20000000298023224 where TF Serving writes 0.2;
+    both read back to the same float32)."""
+    return array.tolist()
+
+
+def instances_of(array: np.ndarray) -> list[np.ndarray]:
+    """A batch-first array as one array per instance; `array[i, ...]` keeps a scalar instance a 0-d array."""
+    return [array[index, ...] for index in range(len(array))]
+
+
+def is_b64(value: object) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and isinstance(value.get(B64_KEY), str)
+
+
+def _first(array: np.ndarray) -> object:
+    return array.flat[0].item() if array.size else "nothing"
+
+
+def _not_numbers(value: object, spec: TensorSpec, where: str) -> InvalidInput:
+    """Why a value is not numbers, naming the first element that is not (only on this error path)."""
+    culprit = _first_non_number(value)
+    if is_b64(culprit):
+        found = ('{"b64": ...}, which encodes a string tensor; no model served here has string inputs (a LiteRT '
+                 'model takes numbers: decode the bytes and send the numbers the model was trained on)')
+    elif isinstance(culprit, str):
+        found = f"a string ({culprit[:40]!r}); send JSON numbers, not quoted ones"
+    elif culprit is None:
+        found = "null"
+    elif isinstance(culprit, dict):
+        found = "an object"
+    elif isinstance(culprit, int):
+        found = f"{culprit}, an integer beyond any tensor's range"
+    else:
+        found = f"a {type(culprit).__name__}"
+    return InvalidInput("invalid_dtype", f"Input {spec.name!r} takes {spec.served_dtype} "
+                        f"{'true/false values' if spec.served_dtype == 'bool' else 'numbers'}; {where} holds {found}.")
+
+
+def _first_non_number(value: object) -> object:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif not isinstance(item, (bool, float)) and not (isinstance(item, int) and -2 ** 63 <= item < 2 ** 64):
+            return item
+    return value

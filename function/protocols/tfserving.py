@@ -1,0 +1,184 @@
+"""TensorFlow Serving's REST API (tensorflow_serving/g3doc/api_rest.md) over the tensor task: request bodies to
+instances, results to the bodies TF Serving answers.
+
+Predict takes the row format (`"instances"`: one value per instance, or one object per instance naming every
+input) or the columnar format (`"inputs"`: one value for a single-input model, or an object naming every input,
+each batch first). Answers mirror the request: `"predictions"` (one value per instance; an object per instance
+when the model has several outputs) or `"outputs"` (the batched value; an object when several outputs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from function.errors import InvalidInput, ModelNotFound, PayloadTooLarge
+from function.models.manifest import Manifest
+from function.protocols.tensor_values import (DTYPE_NAMES, check_shape, instances_of, is_b64, to_array, to_json)
+from function.tasks.base import Result
+from function.tasks.tensor import Instance, TensorTask, output_array
+
+ROW = "instances"
+COLUMNAR = "inputs"
+PREDICT_METHOD = "tensorflow/serving/predict"
+VERSION_HEX_DIGITS = 12  # 48 bits of the model's sha256 version: a positive int64, as TF Serving versions are
+
+
+@dataclass(frozen=True)
+class PredictRequest:
+    format: str  # ROW or COLUMNAR: the answer takes the same one
+    instances: list[Instance]
+
+
+def version_number(manifest: Manifest) -> str:
+    """TF Serving versions are integers: the first 12 hex digits of the model's version, in decimal. It changes
+    whenever the model does, like the `model_version` every other route reports."""
+    return str(int(manifest.version[:VERSION_HEX_DIGITS], 16))
+
+
+def check_version(manifest: Manifest, requested: str | None) -> None:
+    if requested is not None and requested != version_number(manifest):
+        raise ModelNotFound("version_not_found", f"Model {manifest.name!r} has no version {requested}; it serves "
+                            f"version {version_number(manifest)} only.")
+
+
+def model_status(manifest: Manifest) -> dict:
+    """GetModelStatusResponse: a model this function can serve is AVAILABLE (its interpreter loads on first use)."""
+    return {"model_version_status": [{"version": version_number(manifest), "state": "AVAILABLE",
+                                      "status": {"error_code": "OK", "error_message": ""}}]}
+
+
+def _tensor_info(name: str, shape: tuple[int, ...], dtype: str) -> dict:
+    dims = [{"size": "-1", "name": ""}] + [{"size": str(dim), "name": ""} for dim in shape[1:]]
+    return {"dtype": DTYPE_NAMES[dtype].tf, "tensor_shape": {"dim": dims, "unknown_rank": False}, "name": name}
+
+
+def model_metadata(task: TensorTask) -> dict:
+    """GetModelMetadataResponse with the one signature a converted model has. Dimensions are strings (int64 in
+    proto3 JSON), the batch is -1: any number of instances up to the batch limit."""
+    manifest = task.manifest
+    signature = {
+        "inputs": {spec.name: _tensor_info(spec.name, spec.shape, spec.served_dtype) for spec in task.inputs},
+        "outputs": {spec.name: _tensor_info(spec.name, spec.shape, spec.served_dtype) for spec in task.outputs},
+        "method_name": PREDICT_METHOD,
+        "defaults": {},
+    }
+    return {"model_spec": {"name": manifest.name, "signature_name": "", "version": version_number(manifest)},
+            "metadata": {"signature_def": {"signature_def": {manifest.signature: signature}}}}
+
+
+def parse_predict(body: dict, task: TensorTask, max_batch: int) -> PredictRequest:
+    signature = body.get("signature_name")
+    if signature is not None:
+        if not isinstance(signature, str):
+            raise InvalidInput("invalid_field", "'signature_name' must be a string.")
+        if signature not in ("", task.manifest.signature):
+            raise InvalidInput("unknown_signature", f"Model {task.manifest.name!r} has no signature {signature!r}; "
+                               f"its only signature is {task.manifest.signature!r}.")
+    if (ROW in body) == (COLUMNAR in body):
+        raise InvalidInput("missing_field", "Send exactly one of 'instances' (row format) or 'inputs' (columnar "
+                           "format).")
+    if ROW in body:
+        return PredictRequest(ROW, _row_instances(body[ROW], task, max_batch))
+    return PredictRequest(COLUMNAR, _columnar_instances(body[COLUMNAR], task, max_batch))
+
+
+def _is_named(value: object) -> bool:
+    return isinstance(value, dict) and not is_b64(value)
+
+
+def _check_batch(count: int, where: str, max_batch: int) -> None:
+    if count == 0:
+        raise InvalidInput("empty_batch", f"{where} holds no instances; send at least one.")
+    if count > max_batch:
+        raise PayloadTooLarge("batch_too_large", f"{where} holds {count} instances; the limit is {max_batch} "
+                              "(MAX_TENSOR_BATCH).")
+
+
+def _row_instances(rows: object, task: TensorTask, max_batch: int) -> list[Instance]:
+    if not isinstance(rows, list):
+        raise InvalidInput("invalid_field", "'instances' must be a list: one value (or one object of named inputs) "
+                           "per instance.")
+    _check_batch(len(rows), "'instances'", max_batch)
+    names = [spec.name for spec in task.inputs]
+    if _is_named(rows[0]):
+        for index, row in enumerate(rows):
+            if not _is_named(row):
+                raise InvalidInput("invalid_field", f"'instances[{index}]' is not an object like 'instances[0]': "
+                                   "every instance must name every input.")
+            if set(row) != set(names):
+                raise InvalidInput("invalid_field", f"'instances[{index}]' names {sorted(row)}; model "
+                                   f"{task.manifest.name!r} takes exactly {names}.")
+        columns = {name: [row[name] for row in rows] for name in names}
+    elif len(names) > 1:
+        raise InvalidInput("invalid_field", f"'instances' is a plain list, but model {task.manifest.name!r} has "
+                           f"{len(names)} inputs: send one object per instance naming {names}.")
+    else:
+        if any(_is_named(row) for row in rows):
+            raise InvalidInput("invalid_field", "'instances' mixes objects and plain values.")
+        columns = {names[0]: rows}
+    arrays = {}
+    for spec in task.inputs:
+        column = columns[spec.name]
+        where = "'instances'" if len(names) == 1 and not _is_named(rows[0]) else f"'instances[*].{spec.name}'"
+        try:
+            array = to_array(column, spec, where)
+            check_shape(array.shape, spec, where, batched=True)
+        except InvalidInput:
+            _raise_for_first_bad_row(column, spec, names, rows)
+            raise
+        arrays[spec.name] = array
+    return _instances(arrays, len(rows))
+
+
+def _raise_for_first_bad_row(column: list, spec, names: list[str], rows: list) -> None:
+    """A batch that failed as a whole: the error names the first instance that fails on its own, if one does."""
+    for index, value in enumerate(column):
+        where = f"'instances[{index}].{spec.name}'" if _is_named(rows[0]) else f"'instances[{index}]'"
+        check_shape(to_array(value, spec, where).shape, spec, where, batched=False)
+
+
+def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> list[Instance]:
+    names = [spec.name for spec in task.inputs]
+    if _is_named(value):
+        missing = [name for name in names if name not in value]
+        unknown = sorted(set(value) - set(names))
+        if missing or unknown:
+            raise InvalidInput("invalid_field", f"'inputs' names {sorted(value)}; model {task.manifest.name!r} "
+                               f"takes exactly {names}.")
+        columns = {name: (value[name], f"'inputs.{name}'") for name in names}
+    elif len(names) > 1:
+        raise InvalidInput("invalid_field", f"'inputs' is a plain value, but model {task.manifest.name!r} has "
+                           f"{len(names)} inputs: send an object naming {names}.")
+    else:
+        columns = {names[0]: (value, "'inputs'")}
+    arrays = {}
+    for spec in task.inputs:
+        column, where = columns[spec.name]
+        array = to_array(column, spec, where)
+        check_shape(array.shape, spec, where, batched=True)
+        arrays[spec.name] = array
+    sizes = {name: len(array) for name, array in arrays.items()}
+    if len(set(sizes.values())) > 1:
+        raise InvalidInput("batch_mismatch", f"The inputs hold different numbers of instances ({sizes}); every "
+                           "input's first dimension is the batch and must be the same.")
+    count = next(iter(sizes.values()))
+    _check_batch(count, "'inputs'", max_batch)
+    return _instances(arrays, count)
+
+
+def _instances(arrays: dict[str, np.ndarray], count: int) -> list[Instance]:
+    per_input = {name: instances_of(array) for name, array in arrays.items()}
+    return [{name: rows[index] for name, rows in per_input.items()} for index in range(count)]
+
+
+def predict_response(task: TensorTask, request: PredictRequest, results: list[Result]) -> dict:
+    """As TF Serving answers: a single output is written bare, several as an object keyed by output name."""
+    outputs = task.outputs
+    if request.format == ROW:
+        rows = [{spec.name: to_json(output_array(result, spec)) for spec in outputs} for result in results]
+        if len(outputs) == 1:
+            rows = [row[outputs[0].name] for row in rows]
+        return {"predictions": rows}
+    columns = {spec.name: to_json(np.stack([output_array(result, spec) for result in results])) for spec in outputs}
+    return {"outputs": columns[outputs[0].name] if len(outputs) == 1 else columns}

@@ -1,0 +1,17 @@
+"""BENCHMARKS.md read back into sections: what a rerun of one section on a fresh checkout keeps of the others."""
+from __future__ import annotations
+
+from bench.report import SectionResult, published_sections, render
+
+
+def test_published_sections_read_back_what_render_wrote():
+    written = [SectionResult(1, "Cold start", "| a | b |\n|---|---|\n| 1 | 2 |", ["met: fast", "**missed**: small"],
+                             44.0, "2026-11-29 21:43 UTC"),
+               SectionResult(3, "Cache", "text\n\n## not a section heading, a sub-part", [], 6.0,
+                             "2026-11-29 21:43 UTC")]
+    document = render(written, 50.0, "make bench")
+    read = published_sections(document)
+    assert [(s.number, s.title, s.markdown, s.seconds, s.run_started) for s in read] == [
+        (s.number, s.title, s.markdown, s.seconds, s.run_started) for s in written]
+    assert read[0].verdicts == ["met: fast", "**missed**: small"] and read[1].verdicts == []
+    assert render(read, 50.0, "make bench").split("\n", 3)[3] == document.split("\n", 3)[3]

@@ -1,0 +1,28 @@
+"""SERVE_PAGE (the page at GET /) and LIMITS (the limits GET /openapi.json publishes) in function/config.py."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from function.config import LIMITS, ServiceSettings
+
+
+def test_the_page_is_off_unless_turned_on():
+    assert ServiceSettings.from_env({}).serve_page is False
+    assert ServiceSettings.from_env({"SERVE_PAGE": "true"}).serve_page is True
+    assert ServiceSettings.from_env({"SERVE_PAGE": " TRUE "}).serve_page is True
+    assert ServiceSettings.from_env({"SERVE_PAGE": "false"}).serve_page is False
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "on"])
+def test_anything_but_true_or_false_is_refused(value):
+    with pytest.raises(ValueError, match="SERVE_PAGE must be true or false"):
+        ServiceSettings.from_env({"SERVE_PAGE": value})
+
+
+def test_every_limit_is_a_setting_read_from_its_variable():
+    fields = {field.name for field in dataclasses.fields(ServiceSettings)}
+    assert {variable.lower() for variable in LIMITS} <= fields
+    settings = ServiceSettings.from_env({variable: str(100 + i) for i, variable in enumerate(LIMITS)})
+    assert [settings.limit(variable) for variable in LIMITS] == [100 + i for i in range(len(LIMITS))]

@@ -1,0 +1,75 @@
+"""The Open Inference codec on tensor kinds no demo model has (bool, dynamic dimensions), and its constants."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from function.errors import InvalidInput, PayloadTooLarge
+from function.models.manifest import Manifest, ManifestError, TensorSpec
+from function.protocols import open_inference
+from function.tasks.base import TaskLimits
+from function.tasks.tensor import TensorTask
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def task_with(*inputs: TensorSpec) -> TensorTask:
+    output = TensorSpec("y", (1, 1), "float32", None, None, "y")
+    manifest = Manifest(directory=REPO, name="fake", task="tensor", version="ab" * 32, labels=(), output=None,
+                        preprocessing={}, model_file=REPO / "none.tflite", files={}, quantization="float32",
+                        signature="serving_default", inputs=inputs, outputs=(output,))
+    return TensorTask(manifest, TaskLimits())
+
+
+FLAGS = TensorSpec("flags", (1, 2), "bool", None, None, "flags")
+TOKENS = TensorSpec("tokens", (1, -1), "int64", None, None, "tokens")
+
+
+def test_server_version_is_the_project_version():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert open_inference.server_metadata()["version"] == project["version"]
+
+
+def test_bool_input_from_json_and_from_binary_bytes():
+    task = task_with(FLAGS)
+    body = {"inputs": [{"name": "flags", "shape": [2, 2], "datatype": "BOOL", "data": [True, False, False, True]}]}
+    parsed = open_inference.parse_infer(body, b"", task, max_batch=8)
+    assert [row["flags"].tolist() for row in parsed.instances] == [[True, False], [False, True]]
+    binary = {"inputs": [{"name": "flags", "shape": [1, 2], "datatype": "BOOL",
+                          "parameters": {"binary_data_size": 2}}]}
+    assert open_inference.parse_infer(binary, b"\x01\x00", task, 8).instances[0]["flags"].tolist() == [True, False]
+    with pytest.raises(InvalidInput, match="0 or 1"):
+        open_inference.parse_infer(binary, b"\x02\x00", task, 8)
+    with pytest.raises(InvalidInput, match="true/false"):
+        open_inference.parse_infer({"inputs": [{**body["inputs"][0], "data": [1, 0, 0, 1]}]}, b"", task, 8)
+
+
+def test_dynamic_dimension_takes_any_length_within_one_request():
+    task = task_with(TOKENS)
+    body = {"inputs": [{"name": "tokens", "shape": [2, 5], "datatype": "INT64", "data": list(range(10))}]}
+    rows = open_inference.parse_infer(body, b"", task, 8).instances
+    assert [row["tokens"].tolist() for row in rows] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert rows[0]["tokens"].dtype == np.int64
+
+
+def test_batch_limit_is_a_413():
+    task = task_with(TOKENS)
+    body = {"inputs": [{"name": "tokens", "shape": [3, 1], "datatype": "INT64", "data": [1, 2, 3]}]}
+    with pytest.raises(PayloadTooLarge, match="limit is 2"):
+        open_inference.parse_infer(body, b"", task, max_batch=2)
+
+
+@pytest.mark.parametrize("header,body,expected", [
+    (None, b'{"a": 1}', (b'{"a": 1}', b"")),
+    ("8", b'{"a": 1}\x01\x02', (b'{"a": 1}', b"\x01\x02")),
+])
+def test_split_body(header, body, expected):
+    assert open_inference.split_body(body, header) == expected
+
+
+def test_a_string_tensor_model_is_not_servable_as_tensors():
+    with pytest.raises(ManifestError, match="string"):
+        task_with(TensorSpec("text", (1,), "string", None, None, "text"))
