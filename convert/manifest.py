@@ -42,7 +42,9 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | Non
     return {
         "schema": SCHEMA,
         "name": name,
-        "task": sidecar.task if sidecar else None,
+        # Without a sidecar nothing says how to read the outputs: the function serves the model as tensors
+        # (TF Serving's REST API, the Open Inference Protocol), which needs nothing more.
+        "task": sidecar.task if sidecar else "tensor",
         "labels": sidecar.labels if sidecar else None,
         "output": output_kind if classification else None,
         "preprocessing": _preprocessing(sidecar) if sidecar else None,

@@ -115,7 +115,8 @@ DEFAULT_MAX_BATCH_TOKENS = 16_384
 DEFAULT_MAX_TEXT_CHARS = 10_000
 # The limits a request is held to, by environment variable; each is the ServiceSettings field of the same name in
 # lower case. GET /openapi.json publishes them with their values in force.
-LIMITS = (MAX_BODY_BYTES, MAX_IMAGE_PIXELS, MAX_BATCH, MAX_TEXT_BATCH, MAX_BATCH_TOKENS, MAX_TEXT_CHARS)
+LIMITS = (MAX_BODY_BYTES, MAX_IMAGE_PIXELS, MAX_BATCH, MAX_TEXT_BATCH, MAX_TENSOR_BATCH, MAX_BATCH_TOKENS,
+          MAX_TEXT_CHARS)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ the error body shape by path from its ERROR_BODIES; limits from the settings in 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 
 from function.config import LIMITS, ServiceSettings
@@ -46,6 +47,7 @@ def build_document(settings: ServiceSettings, models: Mapping[str, str], routes:
                    ) -> dict:
     """`models`: served model name -> task. `routes`: the router's table (path template -> method -> route)."""
     deployment = Deployment(settings, dict(models))
+    names = Counter(route.__name__ for methods in routes.values() for route in methods.values())
     paths: dict[str, dict] = {}
     for template, methods in routes.items():
         for method, route in methods.items():
@@ -56,8 +58,9 @@ def build_document(settings: ServiceSettings, models: Mapping[str, str], routes:
             operation = describe(deployment)
             if operation is None:  # a route that is off in this deployment (the page, unless SERVE_PAGE)
                 continue
-            paths.setdefault(template, {})[method.lower()] = _operation(template, route.__name__, operation,
-                                                                        settings)
+            # A function's name is its operation's id, unless the function (or its name) serves several routes.
+            operation_id = route.__name__ if names[route.__name__] == 1 else _slug(f"{method} {template}")
+            paths.setdefault(template, {})[method.lower()] = _operation(template, operation_id, operation, settings)
     return {
         "openapi": "3.1.0",
         "info": {"title": TITLE, "version": VERSION, "description": _overview(settings),
@@ -66,22 +69,28 @@ def build_document(settings: ServiceSettings, models: Mapping[str, str], routes:
     }
 
 
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_")
+
+
 def _operation(template: str, operation_id: str, operation: Operation, settings: ServiceSettings) -> dict:
     spec: dict = {"operationId": operation_id, "summary": operation.summary, "description": operation.description}
     if operation.tags:
         spec["tags"] = list(operation.tags)
-    declared = {parameter.name for parameter in operation.parameters}
+    in_path = PATH_PARAMETER.findall(template)
+    declared = [p for p in operation.parameters if p.location != "path" or p.name in in_path]
     parameters = [{"name": name, "in": "path", "required": True, "schema": STRING}
-                  for name in PATH_PARAMETER.findall(template) if name not in declared]
+                  for name in in_path if name not in {p.name for p in declared}]
     parameters += [{"name": p.name, "in": p.location, "required": p.location == "path", "schema": p.schema,
-                    "description": p.description} for p in operation.parameters]
+                    "description": p.description} for p in declared]
     if parameters:
         spec["parameters"] = parameters
     if operation.request:
         spec["requestBody"] = {"required": True, "content": {media: {"schema": schema}
                                                              for media, schema in operation.request.items()}}
-    spec["responses"] = {"200": {"description": "OK", "content": {operation.response_type:
-                                                                  {"schema": operation.response}}},
+    answers = {operation.response_type: operation.response, **operation.other_responses}
+    spec["responses"] = {"200": {"description": "OK", "content": {media: {"schema": schema}
+                                                                  for media, schema in answers.items()}},
                          **_error_responses(template, operation.errors)}
     if operation.limits:
         spec["x-limits"] = {variable: settings.limit(variable) for variable in operation.limits}

@@ -20,12 +20,15 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "invalid_json": ErrorCode(InvalidInput, "the body is not a JSON object (or is empty, not UTF-8, or nests too "
                               "deeply) where JSON is expected"),
     "missing_field": ErrorCode(InvalidInput, "a required field is missing, or both of a single/batch pair "
-                               "(image/images, text/texts) are sent; an empty raw image body"),
+                               "(image/images, text/texts, TF Serving's instances/inputs) are sent; an empty raw "
+                               "image body; a v2 input without data"),
     "invalid_field": ErrorCode(InvalidInput, "a field of the wrong type or value: a batch that is not a list, an "
                                "item that is not a string, top_k not a positive integer, model not a non-empty "
-                               "string, normalize not a boolean, text with a lone surrogate"),
+                               "string, normalize not a boolean, text with a lone surrogate; on the tensor routes "
+                               "a request field of the wrong type or an input named twice or not as the model "
+                               "names them"),
     "invalid_base64": ErrorCode(InvalidInput, "an image string that is not base64 or decodes to nothing"),
-    "empty_batch": ErrorCode(InvalidInput, "images or texts is an empty list"),
+    "empty_batch": ErrorCode(InvalidInput, "images or texts is an empty list; a tensor request of no instances"),
     "empty_text": ErrorCode(InvalidInput, "a text that is empty or only whitespace"),
     "unsupported_input": ErrorCode(InvalidInput, "token ids instead of text in /v1/embeddings' input"),
     "unsupported_dimensions": ErrorCode(InvalidInput, "/v1/embeddings' dimensions differs from the model's own"),
@@ -40,7 +43,8 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "body_too_large": ErrorCode(PayloadTooLarge, "the (decoded) body is over MAX_BODY_BYTES"),
     "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels "
                                  "(refused before decoding)"),
-    "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images or MAX_TEXT_BATCH texts"),
+    "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images, MAX_TEXT_BATCH texts or "
+                                 "MAX_TENSOR_BATCH tensor instances"),
     "text_too_large": ErrorCode(PayloadTooLarge, "a text over MAX_TEXT_CHARS characters"),
     "too_many_tokens": ErrorCode(PayloadTooLarge, "the texts of one embedding request hold more than "
                                  "MAX_BATCH_TOKENS tokens in all"),
@@ -54,6 +58,30 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                "/embed (docs/events.md); never seen over HTTP"),
     "invalid_id": ErrorCode(InvalidInput, "an SQS message whose \"id\" cannot name its answer's S3 key "
                             "(docs/events.md); never seen over HTTP"),
+    # The tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2.
+    "version_not_found": ErrorCode(ModelNotFound, "the model exists but not in that version: it serves its "
+                                   "current version only"),
+    "unsupported_content_encoding": ErrorCode(UnsupportedMedia, "a compressed body (Content-Encoding other than "
+                                              "identity) on a tensor route: send it uncompressed"),
+    "unknown_signature": ErrorCode(InvalidInput, "TF Serving's signature_name is not the model's one signature"),
+    "invalid_tensor": ErrorCode(InvalidInput, "a tensor's nested lists differ in length or mix lists with values"),
+    "invalid_dtype": ErrorCode(InvalidInput, "a tensor value or v2 datatype of the wrong kind for the input: "
+                               "strings, null, objects, b64, a fraction for an integer input, a number for a bool"),
+    "value_out_of_range": ErrorCode(InvalidInput, "a value beyond the input dtype's range"),
+    "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, or v2 "
+                               "data does not hold as many values as its shape"),
+    "batch_mismatch": ErrorCode(InvalidInput, "the inputs of one request hold different numbers of instances"),
+    "unknown_input": ErrorCode(InvalidInput, "a v2 input the model does not have"),
+    "missing_input": ErrorCode(InvalidInput, "a v2 request without one of the model's inputs"),
+    "unknown_output": ErrorCode(InvalidInput, "a v2 requested output the model does not have"),
+    "unsupported_parameter": ErrorCode(InvalidInput, "a v2 parameter asking for shared memory or the "
+                                       "classification extension"),
+    "invalid_header": ErrorCode(InvalidInput, "Inference-Header-Content-Length is not the length of the body's "
+                                "JSON part (binary tensor data extension)"),
+    "invalid_binary_data": ErrorCode(InvalidInput, "binary tensor data whose size differs from what the inputs' "
+                                     "binary_data_size and shapes declare, or BOOL bytes other than 0 and 1"),
+    "not_ready": ErrorCode(ModelUnavailable, "GET /v2/health/ready while a model directory cannot be served; GET "
+                           "/models says why"),
     "internal_error": ErrorCode(ServingError, "a bug of ours; the traceback goes to the log, never to the client"),
 }
 
@@ -62,3 +90,7 @@ JSON_BODY = ("body_too_large", "invalid_json")  # function/routes/inputs.py: che
 ONE_OR_MANY = ("missing_field", "invalid_field", "empty_batch", "batch_too_large")  # inputs.one_or_many
 TEXTS = (*ONE_OR_MANY, "empty_text", "text_too_large")  # function/routes/text.py: texts_of
 MODEL_CHOICE = ("invalid_field", "model_not_found", "wrong_model_task", "model_unavailable")  # RouteContext.task
+TENSOR_MODEL = ("model_not_found", "version_not_found", "model_unavailable")  # the tensor routes' _task
+TENSOR_BODY = ("body_too_large", "unsupported_content_encoding", "invalid_json")  # their body checks, in order
+# function/protocols/tensor_values.py: to_array and check_shape, which both protocols run on every tensor
+TENSOR_VALUES = ("invalid_tensor", "invalid_dtype", "value_out_of_range", "invalid_shape")

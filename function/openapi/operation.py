@@ -22,7 +22,9 @@ class Parameter:
     name: str
     schema: dict
     description: str
-    location: str = "query"  # query | path (a template's {name} parts are path parameters without saying so)
+    # query | path: a template's {name} parts are path parameters without saying so; a path parameter declared
+    # here (to give its schema) applies to the templates that hold it, as one route may serve several templates.
+    location: str = "query"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Operation:
     description: str
     response: dict  # JSON Schema of the 200 answer's body
     response_type: str = "application/json"
+    other_responses: dict[str, dict] = field(default_factory=dict)  # other media types the 200 answer may take
     request: dict[str, dict] = field(default_factory=dict)  # media type -> JSON Schema of the body
     parameters: tuple[Parameter, ...] = ()
     errors: tuple[str, ...] = ()  # error codes, as function/openapi/error_codes.py lists them

@@ -6,7 +6,8 @@ Routes import it inside their `describe` function, so that only the first GET /o
 from __future__ import annotations
 
 # Re-exported: a description needs this one module.
-from function.openapi.error_codes import JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TEXTS  # noqa: F401
+from function.openapi.error_codes import (JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TENSOR_BODY,  # noqa: F401
+                                          TENSOR_MODEL, TENSOR_VALUES, TEXTS)
 from function.openapi.operation import Deployment, Operation, Parameter  # noqa: F401
 
 STRING = {"type": "string"}
@@ -56,3 +57,20 @@ def texts_body(deployment: Deployment, model: dict, extra: dict | None = None) -
             "description": f"Not only whitespace; at most {settings.max_text_chars} characters (MAX_TEXT_CHARS)."}
     properties, constraint = one_or_many("text", "texts", text, settings.max_text_batch, "text")
     return {"type": "object", "properties": {**properties, "model": model, **(extra or {})}, **constraint}
+
+
+# The tensor routes (TensorFlow Serving's REST API, the Open Inference Protocol v2): every served model answers there.
+JSON_TENSOR = {"type": ["number", "boolean", "array"], "items": {"type": ["number", "boolean", "array"]},
+               "description": "A tensor as JSON: a number, true/false, or lists of them nested as its shape. NaN, "
+                              "Infinity and -Infinity are read as such (JSON extensions, as TF Serving reads them)."}
+
+
+def model_name_parameter(deployment: Deployment) -> Parameter:
+    names = sorted(deployment.models)
+    schema = {**STRING, "enum": names} if names else STRING
+    return Parameter("name", schema, "A model served here, whatever its task: each answers as raw tensors (its "
+                     "metadata names and shapes them).", location="path")
+
+
+def batch_limit(deployment: Deployment) -> str:
+    return f"at most {deployment.settings.max_tensor_batch} instances (MAX_TENSOR_BATCH)"

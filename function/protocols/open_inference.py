@@ -134,6 +134,8 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
         return _binary_array(parameters["binary_data_size"], shape, count, spec, where, reader)
     if "data" not in item:
         raise InvalidInput("missing_field", f"{where} has no 'data' (nor binary_data_size).")
+    if not isinstance(item["data"], list):  # the protocol's tensor data is a list, even of one value
+        raise InvalidInput("invalid_field", f"{where}.data must be a list of values, flat or nested as the shape.")
     array = to_array(item["data"], spec, where)
     if array.size != count or (array.ndim > 1 and list(array.shape) != shape):
         raise InvalidInput("invalid_shape", f"{where}.data holds {array.size} values nested as {list(array.shape)}; "

@@ -103,7 +103,8 @@ def _keras_layers():
         def call(self, hidden, mask_bias, training=None):
             q, k, v = self._heads(self.query(hidden)), self._heads(self.key(hidden)), self._heads(self.value(hidden))
             scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) / float(np.sqrt(HIDDEN // HEADS))
-            weights = ops.softmax(scores + mask_bias[:, None, None, :], axis=-1)
+            # expand_dims, not x[:, None]: a slice that adds axes to open dimensions converts to a Flex op LiteRT lacks.
+            weights = ops.softmax(scores + ops.expand_dims(mask_bias, (1, 2)), axis=-1)
             context = ops.transpose(ops.matmul(weights, v), (0, 2, 1, 3))
             context = ops.reshape(context, (-1, ops.shape(hidden)[1], HIDDEN))
             hidden = self.attention_norm(hidden + self.dropout(self.attention_out(context), training=training))
@@ -120,7 +121,7 @@ def _keras_layers():
         """Mean of the token vectors where the mask is 1 (sentence-transformers' pooling)."""
 
         def call(self, hidden, mask):
-            weights = ops.cast(mask, "float32")[:, :, None]
+            weights = ops.expand_dims(ops.cast(mask, "float32"), -1)
             return ops.sum(hidden * weights, axis=1) / ops.maximum(ops.sum(weights, axis=1), 1e-9)
 
     return BertEmbeddings, TransformerBlock, MaskBias, MaskedMeanPool

@@ -3,21 +3,26 @@ codes, limits in force), built on first request without loading a model."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 
 import pytest
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from function.config import LIMITS
 from function.http_errors import status_of_kind
+from function.log import LOGGER_NAME
 from function.models.registry import ModelRegistry
-from function.openapi.document import build_document
+from function.openapi.document import PATH_PARAMETER, build_document
 from function.openapi.error_codes import ERROR_CODES
-from function.router import ROUTES
+from function.router import ROUTES, template_of
 from tests.functional.test_function_errors import CASES
+from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
 from tests.support.events import http_api_event
-from tests.support.function_fixtures import REPO, call, demo_models, make_service, registry, service  # noqa: F401
+from tests.support.function_fixtures import (DEMO_MODELS, REPO, call, demo_models, make_service,  # noqa: F401
+                                             registry, service)
 
 
 def document(service) -> dict:
@@ -142,3 +147,115 @@ def test_the_routes_import_no_description_code_at_init():
              "print(sorted(m for m in sys.modules if m.startswith('function.openapi.')))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
     assert run.stdout.strip() == "[]"
+
+
+# ---- the tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2 ----------------------------
+
+TENSOR_TEMPLATES = [path for path in ROUTES if path.startswith(("/v1/models", "/v2"))]
+
+
+class ErrorCodes(logging.Handler):
+    """The error_code of each request's log line: the tensor routes' bodies ({"error": "<message>"}) carry none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.codes: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.codes.append(getattr(record, "fields", {}).get("error_code"))
+
+
+@pytest.fixture()
+def error_codes():
+    handler, logger = ErrorCodes(), logging.getLogger(LOGGER_NAME)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield handler.codes
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def answer_schema(doc: dict, method: str, path: str, status: str, media: str = "application/json") -> dict:
+    template, _ = template_of(path)
+    return operation_of(doc, method, template)["responses"][status]["content"][media]["schema"]
+
+
+def test_the_15_tensor_routes_take_any_served_model_and_a_version_where_the_template_has_one(service):
+    doc = document(service)
+    assert len(TENSOR_TEMPLATES) == 15
+    for template in TENSOR_TEMPLATES:
+        for method, op in doc["paths"][template].items():
+            parameters = {p["name"]: p for p in op.get("parameters", [])}
+            assert set(parameters) == set(PATH_PARAMETER.findall(template)), (method, template)
+            if "name" in parameters:
+                assert parameters["name"]["schema"]["enum"] == sorted(DEMO_MODELS)
+            if "version" in parameters:
+                pattern = parameters["version"]["schema"]["pattern"]
+                assert pattern == ("^[0-9]+$" if template.startswith("/v1") else "^[0-9a-f]{64}$"), template
+
+
+def test_the_tensor_batch_limit_comes_from_the_settings_in_force(registry):  # noqa: F811
+    doc = document(make_service(registry, max_tensor_batch=5))
+    assert doc["info"]["x-limits"]["MAX_TENSOR_BATCH"] == 5
+    predict = operation_of(doc, "POST", "/v1/models/{name}:predict")
+    assert predict["requestBody"]["content"]["application/json"]["schema"]["properties"]["instances"]["maxItems"] == 5
+    infer = operation_of(doc, "POST", "/v2/models/{name}/infer")
+    tensor = infer["requestBody"]["content"]["application/json"]["schema"]["properties"]["inputs"]["items"]
+    assert tensor["properties"]["shape"]["prefixItems"][0]["maximum"] == 5
+    assert predict["x-limits"]["MAX_TENSOR_BATCH"] == infer["x-limits"]["MAX_TENSOR_BATCH"] == 5
+
+
+@pytest.mark.parametrize("case", TENSOR_ERROR_CASES)
+def test_every_tensor_error_is_documented_for_its_route(service, error_codes, case):
+    path, body, status, _ = TENSOR_ERROR_CASES[case]
+    got_status, got = call(service, "POST", path, body)
+    code = error_codes[-1]
+    assert got_status == status and code
+    template, _ = template_of(path)
+    response = operation_of(document(service), "POST", template)["responses"][str(status)]
+    assert f"`{code}`" in response["description"], (code, response["description"])
+    Draft202012Validator(response["content"]["application/json"]["schema"]).validate(got)
+
+
+def tabular_v2(**extra) -> dict:
+    return {"inputs": [{"name": "vitals", "shape": [2, 3], "datatype": "FP32", "data": [59, 32.1, 101, 48, 21.6, 87]},
+                       {"name": "sex", "shape": [2], "datatype": "INT32", "data": [2, 1]},
+                       {"name": "serum", "shape": [2, 6], "datatype": "FP32", "data": list(range(12))}], **extra}
+
+
+def test_real_tensor_answers_fit_the_documented_schemas(service):
+    doc = document(service)
+    tabular_row = {"vitals": [59, 32.1, 101], "sex": 2, "serum": [157, 93.2, 38, 4, 4.86, 87]}
+    digit = [[[0.5]] * 8] * 8
+    tf_version, digits_version = (call(service, "GET", f"/v1/models/{name}")[1]["model_version_status"][0]["version"]
+                                  for name in ("tabular", "digits"))
+    v2_version = call(service, "GET", "/v2/models/tabular")[1]["versions"][0]
+    requests = [
+        ("GET", "/v1/models/tabular", None), ("GET", f"/v1/models/tabular/versions/{tf_version}", None),
+        ("GET", "/v1/models/minilm/metadata", None),
+        ("GET", f"/v1/models/tabular/versions/{tf_version}/metadata", None),
+        ("POST", "/v1/models/tabular:predict", {"instances": [tabular_row] * 2}),
+        ("POST", "/v1/models/tabular:predict", {"inputs": {name: [value] for name, value in tabular_row.items()}}),
+        ("POST", f"/v1/models/digits/versions/{digits_version}:predict", {"instances": [digit]}),
+        ("POST", "/v1/models/digits:predict", {"signature_name": "serving_default", "inputs": [digit]}),
+        ("GET", "/v2", None), ("GET", "/v2/health/live", None), ("GET", "/v2/health/ready", None),
+        ("GET", "/v2/models/efficientnet_lite0", None), ("GET", f"/v2/models/tabular/versions/{v2_version}", None),
+        ("GET", "/v2/models/sentiment/ready", None), ("GET", f"/v2/models/tabular/versions/{v2_version}/ready", None),
+        ("POST", "/v2/models/tabular/infer", tabular_v2(id="7", outputs=[{"name": "risk"}])),
+        ("POST", f"/v2/models/tabular/versions/{v2_version}/infer", tabular_v2(id=None)),
+    ]
+    for method, path, body in requests:
+        status, got = call(service, method, path, body)
+        assert status == 200, (path, got)
+        Draft202012Validator(answer_schema(doc, method, path, "200")).validate(got)
+
+
+def test_binary_tensor_answers_are_documented(service):
+    event = http_api_event("POST", "/v2/models/tabular/infer", tabular_v2(parameters={"binary_data_output": True}))
+    result = service.handle_event(event, None)
+    media = result["headers"]["content-type"]
+    assert result["statusCode"] == 200 and media == "application/octet-stream"
+    answers = operation_of(document(service), "POST", "/v2/models/{name}/infer")["responses"]["200"]["content"]
+    assert set(answers) == {"application/json", media}
+    assert "Inference-Header-Content-Length" in answers[media]["schema"]["description"]

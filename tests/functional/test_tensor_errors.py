@@ -86,6 +86,7 @@ CASES = {
     "v2-strings": (INFER, v2(vitals={"data": ["a", "b", "c"]}), 400, ["'vitals'", "string"]),
     "v2-fraction-for-int": (INFER, v2(sex={"data": [2.5]}), 400, ["'sex'", "int32"]),
     "v2-no-data": (INFER, v2(vitals={"data": None}), 400, ["vitals", "no 'data'"]),
+    "v2-data-not-a-list": (INFER, v2(sex={"data": 2}), 400, ["(sex).data must be a list"]),
     "v2-shape-not-ints": (INFER, v2(vitals={"shape": [1, "3"]}), 400, ["shape"]),
     "v2-batch-mismatch": (INFER, v2(sex={"shape": [2], "data": [1, 2]}), 400, ["first dimensions", "sex"]),
     "v2-empty-batch": (INFER, v2(vitals={"shape": [0, 3], "data": []}, sex={"shape": [0], "data": []},

@@ -32,7 +32,7 @@ def test_sidecarless_model_converts_with_generated_inputs(sidecarless_saved_mode
     assert code == 0, err
     manifest = json.loads((out_dir / "manifest.json").read_text())
     assert manifest["name"] == "bare_digits"
-    assert manifest["task"] is None and manifest["labels"] is None and manifest["preprocessing"] is None
+    assert manifest["task"] == "tensor" and manifest["labels"] is None and manifest["preprocessing"] is None
     assert manifest["output"] == "probabilities"  # guessed from rows that sum to 1
     assert manifest["inputs"][0]["role"] == "image"
     assert manifest["fidelity"]["accuracy"] is None and manifest["fidelity"]["samples"] == 32
