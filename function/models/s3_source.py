@@ -60,7 +60,9 @@ class S3ModelSource(ModelSource):
             if exc.code == "NoSuchKey":
                 log.warning("no model published yet", extra={"fields": {"index": where}})
                 return []
-            raise ModelSourceError(f"cannot read {where}: {exc}") from exc
+            hint = (" (without s3:ListBucket, S3 answers AccessDenied for a missing key too: has a model been "
+                    "published there with `python -m convert publish`?)") if exc.code == "AccessDenied" else ""
+            raise ModelSourceError(f"cannot read {where}: {exc}{hint}") from exc
         except (OSError, http.client.HTTPException) as exc:
             raise ModelSourceError(f"cannot read {where}: {type(exc).__name__}: {exc}") from exc
         try:
