@@ -73,3 +73,22 @@ def test_each_request_writes_exactly_one_json_line(digits_models, log_bytes):  #
         text = line.decode("utf-8")
         assert len(text.splitlines()) == 1 and not UNSAFE_IN_A_LINE.search(text)
         assert isinstance(json.loads(text), dict)
+
+
+def test_a_bug_is_one_line_too_with_its_traceback_inside(digits_models, log_bytes, monkeypatch):  # noqa: F811
+    # A fault we cannot cause from outside (a bug of ours): the one place a mock is the right tool.
+    service = digits_service(digits_models, MemoryResultStore(10, ttl_seconds=60))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(service.store, "get_many", broken)
+    result = service.handle_event(http_api_event("POST", "/sentiment", {"text": "fine", "model": "nope"}), None)
+    assert result["statusCode"] == 404  # the model lookup comes first: no bug reached
+    result = service.handle_event(http_api_event("POST", "/classify", {"model": "digits", "image": "aGk="}), None)
+    assert result["statusCode"] == 500 and json.loads(result["body"])["error"]["code"] == "internal_error"
+    lines = log_bytes.getvalue().decode("utf-8").splitlines()
+    assert len(lines) == 2
+    record = json.loads(lines[1])
+    assert record["level"] == "ERROR" and record["error_code"] == "internal_error"
+    assert "a bug of ours" in record["exception"] and "a bug of ours" not in result["body"]

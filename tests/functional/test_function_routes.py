@@ -93,7 +93,7 @@ def test_models_lists_every_demo_model(service, event_format):
     assert image["inputs"][0]["shape"][1:] == [224, 224, 3] and image["available"] is True
     assert len(image["version"]) == 64 and image["quantization"]
     assert models["sentiment"]["task"] == "text_classification"
-    assert body["defaults"] == {"image": "efficientnet_lite0", "text": "sentiment"}
+    assert body["defaults"] == {"image": "efficientnet_lite0", "text": "sentiment", "embedding": "minilm"}
 
 
 @pytest.mark.parametrize("event_format", FORMATS)
