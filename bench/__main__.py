@@ -29,6 +29,7 @@ SECTIONS = {
     8: "bench.embeddings",
     9: "bench.soak",
     10: "bench.tensor_latency",
+    11: "bench.events",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

@@ -42,7 +42,8 @@ tensor gate: per output, max error as a fraction of the output's range <= {float
 {float16:g} (float16), {dynamic:g} (dynamic), {int8:g} (int8).
 
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
-details: docs/conversion.md""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
+details: docs/conversion.md
+publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["publish"]:
+        from convert.publish import main as publish  # noqa: PLC0415  (its own arguments, no TensorFlow)
+
+        return publish(argv[1:])
     args = build_parser().parse_args(argv)
     from convert.pipeline import run  # noqa: PLC0415  (keeps --help and usage errors instant)
 

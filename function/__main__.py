@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     host, port = server.server_address[:2]
     models = ", ".join(SERVICE.registry.names) or "none"
-    print(f"serving on http://{host}:{port} (models in {SETTINGS.model_dir}: {models}; results cached in "
+    where = SERVICE.registry.source.description
+    print(f"serving on http://{host}:{port} (models in {where}: {models}; results cached in "
           f"{CACHE_SETTINGS.describe()})", flush=True)
     if SETTINGS.serve_page:
         print(f"try the models in a browser at http://{host}:{port}/ (the API: /openapi.json)", flush=True)

@@ -12,6 +12,18 @@ from pathlib import Path
 # Where converted models live: one sub-directory per model, as `python -m convert` writes it.
 MODEL_DIR = "MODEL_DIR"
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
+# Or s3://bucket/prefix/ where `python -m convert publish` put them (default: MODEL_DIR; docs/deploy.md).
+MODEL_SOURCE = "MODEL_SOURCE"
+MODEL_REFRESH_SECONDS = "MODEL_REFRESH_SECONDS"  # how often to look for a newly published version; 0 = never
+MODEL_DOWNLOAD_DIR = "MODEL_DOWNLOAD_DIR"  # where published models are downloaded to
+DEFAULT_MODEL_DOWNLOAD_DIR = Path(tempfile.gettempdir()) / "lambda-tflite-models"
+
+# S3 uploads and SQS messages (docs/events.md): where their results go, and which uploads are classified.
+RESULTS_BUCKET = "RESULTS_BUCKET"  # SQS results; uploads' results go to the upload's own bucket unless set
+RESULTS_PREFIX = "RESULTS_PREFIX"
+DEFAULT_RESULTS_PREFIX = "predictions/"
+UPLOADS_PREFIX = "UPLOADS_PREFIX"  # the same rules as the bucket's event notification, checked again here
+UPLOADS_SUFFIX = "UPLOADS_SUFFIX"
 
 # Result cache (docs/caching.md).
 RESULTS_CACHE = "RESULTS_CACHE"  # auto | dynamodb | sqlite | memory | off
@@ -110,6 +122,13 @@ LIMITS = (MAX_BODY_BYTES, MAX_IMAGE_PIXELS, MAX_BATCH, MAX_TEXT_BATCH, MAX_TENSO
 @dataclass(frozen=True)
 class ServiceSettings:
     model_dir: Path
+    model_source: str | None  # None: model_dir
+    model_refresh_seconds: int
+    model_download_dir: Path
+    results_bucket: str | None
+    results_prefix: str
+    uploads_prefix: str
+    uploads_suffix: str
     default_image_model: str
     default_text_model: str
     default_embedding_model: str
@@ -151,6 +170,17 @@ class ServiceSettings:
                 raise ValueError(f"{name} must be a positive integer, not {raw!r}")
             return int(raw)
 
+        def seconds(name: str) -> int:
+            raw = _env(name, environ) or "0"
+            if not raw.isdigit():
+                raise ValueError(f"{name} must be a whole number of seconds (0 = off), not {raw!r}")
+            return int(raw)
+
+        results_prefix = _env(RESULTS_PREFIX, environ) or DEFAULT_RESULTS_PREFIX
+        uploads_prefix = _env(UPLOADS_PREFIX, environ) or ""
+        if uploads_prefix.startswith(results_prefix):
+            raise ValueError(f"{UPLOADS_PREFIX} {uploads_prefix!r} is inside {RESULTS_PREFIX} {results_prefix!r}: "
+                             "the function never classifies its own results, so it would classify nothing")
         preload = (_env(PRELOAD_MODELS, environ) or "none").lower()
         if preload not in {"none", "all"}:
             raise ValueError(f"{PRELOAD_MODELS} must be none or all, not {preload!r}")
@@ -159,6 +189,13 @@ class ServiceSettings:
             raise ValueError(f"{SERVE_PAGE} must be true or false, not {serve_page!r}")
         values = dict(
             model_dir=Path(_env(MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
+            model_source=_env(MODEL_SOURCE, environ),
+            model_refresh_seconds=seconds(MODEL_REFRESH_SECONDS),
+            model_download_dir=Path(_env(MODEL_DOWNLOAD_DIR, environ) or DEFAULT_MODEL_DOWNLOAD_DIR),
+            results_bucket=_env(RESULTS_BUCKET, environ),
+            results_prefix=results_prefix,
+            uploads_prefix=uploads_prefix,
+            uploads_suffix=_env(UPLOADS_SUFFIX, environ) or "",
             default_image_model=_env(DEFAULT_IMAGE_MODEL, environ) or "efficientnet_lite0",
             default_text_model=_env(DEFAULT_TEXT_MODEL, environ) or "sentiment",
             default_embedding_model=_env(DEFAULT_EMBEDDING_MODEL, environ) or "minilm",

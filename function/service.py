@@ -1,22 +1,24 @@
 """One container's serving state and the request loop, one log line per request.
 
-The request path reads in one direction: handler (app.py) -> event (events.py) -> route (router.py, routes/) ->
-task through the result cache (inference.py, tasks/) -> response (responses.py); errors become responses only
-at the edge, here (http_errors.py).
+The request path reads in one direction: handler (app.py) -> the adapter for the event's kind (entry/) -> event
+(events.py) -> route (router.py, routes/) -> task through the result cache (inference.py, tasks/) -> response
+(responses.py); errors become responses only at the edge, here (http_errors.py).
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
-from function.errors import ServingError, UnsupportedEvent
-from function.events import Request, parse_event
+from function.entry import adapter_for
+from function.entry.api_gateway import lambda_request_id_of
+from function.errors import ServingError
+from function.events import Request
 from function.http_errors import error_response, internal_error_response
 from function.log import Timings
 from function.models.registry import ModelRegistry
+from function.models.source import open_model_source
 from function.responses import Response, json_response, to_result
 from function.router import resolve, template_of
 from function.routes.context import RouteContext
@@ -28,25 +30,25 @@ class Service:
     def __init__(self, settings: ServiceSettings, store: ResultStore, registry: ModelRegistry | None = None):
         self.settings = settings
         self.store = store
-        self.registry = registry or ModelRegistry(settings.model_dir, settings.task_limits())
+        self.registry = registry or ModelRegistry(open_model_source(settings), settings.task_limits())
         self._cold = True
+        self._s3 = None
         if settings.preload_models:
             self.registry.preload()
 
     def handle_event(self, event: object, context: object = None) -> dict:
-        """The Lambda contract: an API Gateway proxy event in, a proxy result out. Never raises."""
-        if isinstance(event, dict) and event.get("warmup") is True:
-            return self.warm_up(context)
-        lambda_request_id = _lambda_request_id(context)
-        try:
-            request = parse_event(event)
-        except UnsupportedEvent as exc:
-            log.warning("unsupported event", extra={"fields": {"problem": exc.message,
-                                                               "lambda_request_id": lambda_request_id}})
-            return to_result(error_response(exc))
-        if not request.request_id and lambda_request_id:
-            request = dataclasses.replace(request, request_id=lambda_request_id)
-        return to_result(self.handle(request, lambda_request_id))
+        """The Lambda contract, for every kind of event this function is wired to (function/entry/): an API
+        Gateway proxy result, the warm-up answer, an S3 upload summary, an SQS partial batch response."""
+        self.registry.refresh()  # one cheap conditional request when a published model may have changed
+        return adapter_for(event)(self, event, context)
+
+    def s3(self):
+        """The S3 client of the S3 and SQS paths, made on first use (never on the API path)."""
+        if self._s3 is None:
+            from function.aws.s3 import client_from_environment  # noqa: PLC0415
+
+            self._s3 = client_from_environment()
+        return self._s3
 
     def warm_up(self, context: object = None) -> dict:
         """The scheduled {"warmup": true} event (serverless.yml): load every interpreter, infer nothing, so the
@@ -55,7 +57,7 @@ class Service:
         cold, self._cold = self._cold, False
         self.registry.preload()
         models = sorted(self.registry.tasks)
-        fields = {"lambda_request_id": _lambda_request_id(context), "cold_start": cold, "models": models,
+        fields = {"lambda_request_id": lambda_request_id_of(context), "cold_start": cold, "models": models,
                   "timings_ms": {"total": round((time.perf_counter() - start) * 1000.0, 3)}}
         log.info("warmup", extra={"fields": fields})
         return to_result(json_response(200, {"warm": True, "models": models}))
@@ -93,8 +95,3 @@ class Service:
         # One line per request, always: a bug's traceback goes into that line, not a second one.
         log.log(logging.ERROR if failure else logging.INFO, "request", exc_info=failure, extra={"fields": fields})
         return response
-
-
-def _lambda_request_id(context: object) -> str:
-    value = getattr(context, "aws_request_id", "")
-    return value if isinstance(value, str) else ""

@@ -3,7 +3,8 @@
 Why not boto3: on a cold container `import boto3` plus creating its client (botocore parses the whole service
 model and endpoint rules) cost 0.2-0.45 s of the first request and ~23 MB of RSS, and boto3's stack is ~25 MB
 of the image, all to send two JSON requests. Here: DynamoDB's JSON protocol (POST /, `X-Amz-Target`), signed
-with AWS Signature Version 4, over one persistent http.client connection per thread.
+with AWS Signature Version 4 (function/aws/sigv4.py, the one signer), over one persistent http.client connection
+per thread.
 
 Requests and responses are the low-level client's dicts (DynamoDB JSON, `RequestItems` in, parsed JSON out), so
 `DynamoDBResultStore` cannot tell the difference. Only S and N attributes are sent: binary (B) values would need
@@ -15,8 +16,7 @@ timeout per socket read (http.client's, botocore's) restarts with each byte, so 
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
+import functools
 import http.client
 import io
 import json
@@ -30,12 +30,14 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
+
+from function.aws import sigv4
+from function.aws.sigv4 import Credentials, credentials_from_environment, region_from_environment  # noqa: F401
 
 SERVICE = "dynamodb"
 TARGET_PREFIX = "DynamoDB_20120810."  # the API version every DynamoDB JSON operation is addressed by
 CONTENT_TYPE = "application/x-amz-json-1.0"
-ALGORITHM = "AWS4-HMAC-SHA256"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Full jitter, at most this long, before the one retry: short, so a failing call's worst case stays
 # attempts x (connect + read) + this (docs/caching.md, "Failures").
@@ -44,6 +46,10 @@ MAX_BACKOFF_SECONDS = 0.1
 # it is reopened and the request sent again at once, without spending one of the attempts.
 STALE_CONNECTION_ERRORS = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
                            ConnectionAbortedError)
+
+
+# The one SigV4 signer, bound to this service.
+sign = functools.partial(sigv4.sign, service=SERVICE)
 
 
 class DynamoDBError(Exception):
@@ -135,13 +141,6 @@ class DeadlineSocket:
 
 
 @dataclass(frozen=True)
-class Credentials:
-    access_key: str
-    secret_key: str
-    token: str | None = None
-
-
-@dataclass(frozen=True)
 class Endpoint:
     scheme: str  # http or https
     host: str
@@ -164,61 +163,6 @@ def resolve_endpoint(region: str, environ: Mapping[str, str] | None = None) -> E
         raise ValueError(f"DynamoDB endpoint must be an http(s) URL with a host, got {url!r}")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname  # an IPv6 literal keeps its brackets
     return Endpoint(parts.scheme, host, parts.port or DEFAULT_PORTS[parts.scheme], parts.path or "/")
-
-
-def credentials_from_environment(environ: Mapping[str, str] | None = None) -> Credentials:
-    """Lambda always sets these for the execution role; no other credential source is needed there."""
-    environ = os.environ if environ is None else environ
-    access_key, secret_key = environ.get("AWS_ACCESS_KEY_ID"), environ.get("AWS_SECRET_ACCESS_KEY")
-    if not access_key or not secret_key:
-        raise RuntimeError("no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set")
-    return Credentials(access_key, secret_key, environ.get("AWS_SESSION_TOKEN") or None)
-
-
-def region_from_environment(environ: Mapping[str, str] | None = None) -> str:
-    environ = os.environ if environ is None else environ
-    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
-    if not region:
-        raise RuntimeError("no AWS region: AWS_REGION or AWS_DEFAULT_REGION must be set")
-    return region
-
-
-def _hmac(key: bytes, text: str) -> bytes:
-    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).digest()
-
-
-def sign(method: str, path: str, headers: Mapping[str, str], body: bytes, credentials: Credentials, region: str,
-         when: datetime, service: str = SERVICE) -> dict[str, str]:
-    """The headers SigV4 adds to a request: X-Amz-Date, X-Amz-Security-Token (with a session token), Authorization.
-
-    Every header given is signed (they must include Host). Steps of the spec: canonical request -> string to
-    sign -> signing key derived from the secret, date, region and service -> HMAC of the string to sign.
-    """
-    amz_date = when.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    added = {"X-Amz-Date": amz_date}
-    if credentials.token:
-        added["X-Amz-Security-Token"] = credentials.token
-    # Header names lowercased, values trimmed with inner runs of spaces folded, sorted by name.
-    canonical = sorted((name.lower().strip(), " ".join(str(value).split()))
-                       for name, value in {**headers, **added}.items())
-    signed_headers = ";".join(name for name, _ in canonical)
-    canonical_request = "\n".join([
-        method,
-        quote(path, safe="/~"),  # each path segment URI-encoded once (not S3: no double encoding of "/")
-        "",  # DynamoDB requests carry no query string
-        "".join(f"{name}:{value}\n" for name, value in canonical),
-        signed_headers,
-        hashlib.sha256(body).hexdigest(),
-    ])
-    scope = f"{amz_date[:8]}/{region}/{service}/aws4_request"
-    string_to_sign = "\n".join([ALGORITHM, amz_date, scope, hashlib.sha256(canonical_request.encode()).hexdigest()])
-    key = _hmac(("AWS4" + credentials.secret_key).encode("utf-8"), amz_date[:8])
-    for part in (region, service, "aws4_request"):
-        key = _hmac(key, part)
-    signature = hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
-    added["Authorization"] = (f"{ALGORITHM} Credential={credentials.access_key}/{scope}, "
-                              f"SignedHeaders={signed_headers}, Signature={signature}")
-    return added
 
 
 def _error_from(status: int, headers: http.client.HTTPMessage, body: bytes) -> DynamoDBError:

@@ -98,25 +98,31 @@ def load_manifest(directory: Path) -> Manifest:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ManifestError(f"{path}: {type(exc).__name__}: {exc}") from exc
+    return parse_manifest(data, directory, path)
+
+
+def parse_manifest(data: object, directory: Path, where: object) -> Manifest:
+    """A manifest already read (from a file, or from a published model index) for the model directory
+    `directory`; `where` names its origin in error messages."""
     if not isinstance(data, dict):
-        raise ManifestError(f"{path}: not a JSON object")
+        raise ManifestError(f"{where}: not a JSON object")
     if data.get("schema") != SUPPORTED_SCHEMA:
-        raise ManifestError(f"{path}: schema {data.get('schema')!r}; this function reads schema {SUPPORTED_SCHEMA}: "
+        raise ManifestError(f"{where}: schema {data.get('schema')!r}; this function reads schema {SUPPORTED_SCHEMA}: "
                             "convert the model again with this version's `python -m convert`")
     try:
-        files = {_file_name(name, path): str(digest) for name, digest in dict(data["files"]).items()}
-        model_file = _file_name(data["model_file"], path)
+        files = {_file_name(name, where): str(digest) for name, digest in dict(data["files"]).items()}
+        model_file = _file_name(data["model_file"], where)
         if model_file not in files:
-            raise ManifestError(f"{path}: model_file {model_file!r} is not listed in files")
+            raise ManifestError(f"{where}: model_file {model_file!r} is not listed in files")
         manifest = Manifest(
-            directory=directory,
+            directory=Path(directory),
             name=str(data["name"]),
             task=str(data["task"]),
             version=serving_version(data),
             labels=tuple(str(label) for label in data.get("labels") or ()),
             output=data.get("output"),
             preprocessing=dict(data.get("preprocessing") or {}),
-            model_file=directory / model_file,
+            model_file=Path(directory) / model_file,
             files=files,
             quantization=str(data.get("quantization", "unknown")),
             signature=str(data.get("signature", "serving_default")),
@@ -126,9 +132,9 @@ def load_manifest(directory: Path) -> Manifest:
     except ManifestError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
-        raise ManifestError(f"{path}: {type(exc).__name__}: {exc}") from exc
+        raise ManifestError(f"{where}: {type(exc).__name__}: {exc}") from exc
     if not manifest.name:
-        raise ManifestError(f"{path}: the model has no name")
+        raise ManifestError(f"{where}: the model has no name")
     if not manifest.outputs:
-        raise ManifestError(f"{path}: no outputs")
+        raise ManifestError(f"{where}: no outputs")
     return manifest

@@ -1,8 +1,11 @@
-"""Every model directory under MODEL_DIR: the task that serves each, or the reason it cannot be served.
+"""Every model a source lists (function/models/source.py): the task that serves each, or the reason it cannot be
+served.
 
-Reading manifests and building tasks is cheap (no interpreter): it all happens at start, so a broken directory is
-visible at once on GET /models and answers 503 naming its reason, instead of vanishing. Interpreters load on first
-use, or all at once with `preload()`.
+Reading manifests and building tasks is cheap (no interpreter, no model file): it all happens at start, so a broken
+model is visible at once on GET /models and answers 503 naming its reason, instead of vanishing. Interpreters load
+(and a published model's files download) on first use, or all at once with `preload()`. A source that can change
+(S3 with MODEL_REFRESH_SECONDS) is polled by `refresh()`: a model whose version changed gets a new task, so its
+cache keys follow; the others keep their loaded interpreters.
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from function.errors import ModelNotFound, ModelUnavailable, WrongTask
-from function.models.manifest import MANIFEST_FILE, ManifestError, load_manifest
+from function.models.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
+from function.models.source import ListedModel, ModelDirectory, ModelSource
 from function.tasks import TASKS
 from function.tasks.base import Task, TaskLimits
 from function.tasks.tensor import TensorTask
@@ -20,12 +24,12 @@ log = logging.getLogger("function")
 
 
 class ModelDirectoryError(ValueError):
-    """MODEL_DIR cannot be served as a whole (two directories claim one model name): the init fails."""
+    """The models cannot be served as a whole (two directories claim one model name): the init fails."""
 
 
 @dataclass(frozen=True)
 class UnservableModel:
-    """A model directory the function cannot serve, and why."""
+    """A model the function cannot serve, and why."""
 
     name: str
     directory: Path
@@ -36,24 +40,63 @@ class UnservableModel:
 
 
 class ModelRegistry:
-    def __init__(self, model_dir: Path, limits: TaskLimits = TaskLimits()):
-        self.model_dir = Path(model_dir)
+    def __init__(self, source: ModelSource | Path | str, limits: TaskLimits = TaskLimits()):
+        self.source = source if isinstance(source, ModelSource) else ModelDirectory(Path(source))
+        self.limits = limits
         self.tasks: dict[str, Task] = {}
         self.unservable: dict[str, UnservableModel] = {}
         self._tensor_views: dict[str, TensorTask] = {}
+        self._install(self.source.models())
+
+    @property
+    def model_dir(self) -> Path:
+        return self.source.directory
+
+    def _install(self, listing: list[ListedModel]) -> None:
+        tasks: dict[str, Task] = {}
+        unservable: dict[str, UnservableModel] = {}
         claimed: dict[str, Path] = {}
-        for manifest_file in sorted(self.model_dir.glob(f"*/{MANIFEST_FILE}")):
-            directory = manifest_file.parent
-            name, entry = open_model(directory, limits)
-            if name in claimed:
-                raise ModelDirectoryError(f"model directories {claimed[name]} and {directory} both serve a model "
-                                          f"named {name!r}: rename one (the name comes from its sidecar.json)")
-            claimed[name] = directory
+        for listed in listing:
+            if listed.name in claimed:
+                raise ModelDirectoryError(f"model directories {claimed[listed.name]} and {listed.directory} both "
+                                          f"serve a model named {listed.name!r}: rename one (the name comes from "
+                                          "its sidecar.json)")
+            claimed[listed.name] = listed.directory
+            entry = self._current_task(listed) or task_for(listed, self.limits)
             if isinstance(entry, UnservableModel):
-                log.error("model cannot be served", extra={"fields": {"model": name, "problem": entry.reason}})
-                self.unservable[name] = entry
+                log.error("model cannot be served", extra={"fields": {"model": listed.name, "problem": entry.reason}})
+                unservable[listed.name] = entry
             else:
-                self.tasks[name] = entry
+                tasks[listed.name] = entry
+        # Whole dictionaries swapped at once: a request in flight keeps the task it already holds.
+        self.tasks, self.unservable, self._tensor_views = tasks, unservable, {}
+
+    def _current_task(self, listed: ListedModel) -> Task | None:
+        """The task already serving this very version (its interpreter stays loaded), if any."""
+        current = self.tasks.get(listed.name)
+        if current is not None and isinstance(listed.manifest, Manifest) and (
+                current.manifest.version, current.manifest.directory) == (listed.manifest.version,
+                                                                          listed.manifest.directory):
+            return current
+        return None
+
+    def refresh(self) -> None:
+        """Takes in the source's new listing, if it has one (a cheap no-op otherwise)."""
+        listing = self.source.poll()
+        if listing is None:
+            return
+        before = {name: task.manifest.version for name, task in self.tasks.items()}
+        try:
+            self._install(listing)
+        except ModelDirectoryError as exc:
+            log.error("new model listing refused; serving the previous one", extra={"fields": {"problem": str(exc)}})
+            return
+        after = {name: task.manifest.version for name, task in self.tasks.items()}
+        changed = {name: {"from": before.get(name), "to": version} for name, version in after.items()
+                   if before.get(name) != version}
+        changed.update({name: {"from": version, "to": None} for name, version in before.items() if name not in after})
+        if changed:
+            log.info("models changed", extra={"fields": {"source": self.source.description, "changes": changed}})
 
     @property
     def names(self) -> list[str]:
@@ -95,18 +138,27 @@ class ModelRegistry:
                 pass  # logged with its reason; the model answers 503 and the others still serve
 
 
+def task_for(listed: ListedModel, limits: TaskLimits) -> Task | UnservableModel:
+    """The task that serves a listed model, or why none can."""
+    manifest, directory = listed.manifest, listed.directory
+    if isinstance(manifest, ManifestError):
+        return UnservableModel(listed.name, directory, str(manifest))
+    task_class = TASKS.get(manifest.task)
+    if task_class is None:
+        return UnservableModel(manifest.name, directory, f"{directory / MANIFEST_FILE}: task {manifest.task!r} is "
+                               f"not one of {', '.join(TASKS)}")
+    try:
+        return task_class(manifest, limits, listed.files)
+    except ManifestError as exc:
+        return UnservableModel(manifest.name, directory, str(exc))
+
+
 def open_model(directory: Path, limits: TaskLimits) -> tuple[str, Task | UnservableModel]:
     """(model name, the task that serves the directory or why none can): what `convert` checks a new model
     directory with before it writes it."""
     try:
         manifest = load_manifest(directory)
+        listed = ListedModel(manifest.name, directory, manifest)
     except ManifestError as exc:
-        return directory.name, UnservableModel(directory.name, directory, str(exc))
-    task_class = TASKS.get(manifest.task)
-    if task_class is None:
-        return manifest.name, UnservableModel(manifest.name, directory, f"{directory / MANIFEST_FILE}: task "
-                                              f"{manifest.task!r} is not one of {', '.join(TASKS)}")
-    try:
-        return manifest.name, task_class(manifest, limits)
-    except ManifestError as exc:
-        return manifest.name, UnservableModel(manifest.name, directory, str(exc))
+        listed = ListedModel(directory.name, directory, exc)
+    return listed.name, task_for(listed, limits)

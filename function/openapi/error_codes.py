@@ -52,8 +52,12 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                         "JSON"),
     "unsupported_image": ErrorCode(UnsupportedMedia, "bytes that are not a JPEG, PNG, WebP, GIF, BMP or TIFF image, "
                                    "or a truncated or corrupt one"),
-    "model_unavailable": ErrorCode(ModelUnavailable, "the model's files could not be loaded; retried on the next "
-                                   "request"),
+    "model_unavailable": ErrorCode(ModelUnavailable, "the model's files could not be loaded (from S3: downloaded "
+                                   "and verified against its manifest); retried on the next request"),
+    "invalid_route": ErrorCode(InvalidInput, "an SQS message whose \"route\" is not /classify, /sentiment or "
+                               "/embed (docs/events.md); never seen over HTTP"),
+    "invalid_id": ErrorCode(InvalidInput, "an SQS message whose \"id\" cannot name its answer's S3 key "
+                            "(docs/events.md); never seen over HTTP"),
     # The tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2.
     "version_not_found": ErrorCode(ModelNotFound, "the model exists but not in that version: it serves its "
                                    "current version only"),

@@ -5,10 +5,12 @@ from typing import TYPE_CHECKING
 
 from function.config import MAX_BATCH, MAX_BODY_BYTES, MAX_IMAGE_PIXELS
 from function.errors import InvalidInput, UnsupportedMedia
+from function.inference import Prediction
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
+from function.tasks.base import Task
 from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
 
 if TYPE_CHECKING:
@@ -65,6 +67,10 @@ def classify(ctx: RouteContext) -> Response:
             body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
         top_k = inputs.positive_int(body, "top_k", DEFAULT_TOP_K)
     task = ctx.task(body, TASK)
-    prediction = ctx.predict(task, images, {"top_k": top_k})
-    return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
-                               "predictions": prediction.with_cached_flags()})
+    return json_response(200, answer(task, ctx.predict(task, images, {"top_k": top_k})))
+
+
+def answer(task: Task, prediction: Prediction) -> dict:
+    """The /classify answer, which an S3 upload's result file holds too."""
+    return {"model": task.manifest.name, "model_version": task.manifest.version,
+            "predictions": prediction.with_cached_flags()}

@@ -23,6 +23,7 @@ import numpy as np
 from function.config import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_IMAGE_PIXELS
 from function.errors import ModelUnavailable
 from function.log import Timings
+from function.models.files import PRESENT, ModelFiles
 from function.models.manifest import Manifest, ManifestError
 from function.models.runner import ModelRunner
 
@@ -47,9 +48,10 @@ log = logging.getLogger("function")
 class Task(ABC):
     name: ClassVar[str]
 
-    def __init__(self, manifest: Manifest, limits: TaskLimits):
+    def __init__(self, manifest: Manifest, limits: TaskLimits, files: ModelFiles = PRESENT):
         self.manifest = manifest
         self.limits = limits
+        self.files = files  # made present (downloaded and verified, for a published model) before any part loads
         self._components: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.check_manifest()
@@ -78,6 +80,7 @@ class Task(ABC):
 
     def _build(self, factory: Callable[[], Any]) -> Any:
         try:
+            self.files.ensure()
             return factory()
         except Exception as exc:  # noqa: BLE001  (whatever broke, this model cannot answer: say so, keep serving)
             log.exception("model failed to load", extra={"fields": {"model": self.manifest.name}})

@@ -34,7 +34,7 @@ class TensorTask(Task):
         """Another task's model as tensors: the same manifest and the same interpreter (never loaded twice)."""
         if isinstance(task, TensorTask):
             return task
-        view = cls(task.manifest, task.limits)
+        view = cls(task.manifest, task.limits, task.files)
         view._components = task._components  # noqa: SLF001  (one interpreter per model, whichever task asks)
         view._lock = task._lock  # noqa: SLF001
         return view

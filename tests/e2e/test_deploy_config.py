@@ -65,6 +65,9 @@ def cache_actions_called_by_the_function() -> set[str]:
 
 
 def role_statements(template: dict) -> list[dict]:
+    """Every statement of the policies CloudFormation would create (a feature's policy exists only under its
+    condition: tests/e2e/test_deploy_events.py)."""
+    template = {**template, **deployed(template)}
     statements = []
     for role in resources_of_type(template, "AWS::IAM::Role").values():
         for policy in role["Properties"].get("Policies", []):

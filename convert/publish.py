@@ -1,0 +1,130 @@
+"""`python -m convert publish MODEL_DIR s3://bucket/prefix/`: put a converted model where the function can serve it
+from S3 (MODEL_SOURCE=s3://bucket/prefix/), so that no reader ever sees half of it.
+
+The layout is function/models/published.py's: the version's files go to <prefix><name>/<version>/ first, then
+index.json is rewritten with a compare-and-swap on its ETag (If-Match, or If-None-Match: * for the first model),
+so a reader finds either the previous version or the complete new one, and two publishers never lose each other's
+models. The directory must serve as it is (the same checks the function makes at start) and every file must match
+the sha256 its manifest lists: the function refuses anything else, so it is never uploaded.
+
+Credentials and region come from the environment, as for the function (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_SESSION_TOKEN, AWS_REGION; with a profile or SSO: `eval "$(aws configure export-credentials --format env)"`).
+AWS_ENDPOINT_URL_S3 points it at another S3 implementation.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from function.aws.s3 import S3Client, S3Error
+from function.models.download import file_sha256
+from function.models.manifest import MANIFEST_FILE
+from function.models.published import (INDEX_FILE, ModelIndexError, PublishedModel, index_bytes, parse_index,
+                                       parse_s3_url)
+from function.models.registry import UnservableModel, open_model
+from function.tasks.base import TaskLimits
+
+EXIT_USER_ERROR = 2
+INDEX_ATTEMPTS = 5  # compare-and-swap rounds against other publishers before giving up
+CONTENT_TYPES = {".json": "application/json", ".tflite": "application/octet-stream"}
+
+
+class PublishError(Exception):
+    """Why the model was not published; nothing that a reader sees has changed."""
+
+
+@dataclass(frozen=True)
+class Published:
+    model: PublishedModel
+    bucket: str
+    prefix: str
+    uploaded_bytes: int
+
+    def summary(self) -> str:
+        return (f"published {self.model.name} version {self.model.version[:12]} to "
+                f"s3://{self.bucket}/{self.prefix}{self.model.path} ({len(self.model.sizes)} files, "
+                f"{self.uploaded_bytes / 1e6:.2f} MB); s3://{self.bucket}/{self.prefix}{INDEX_FILE} now serves it")
+
+
+def checked_model(directory: Path) -> tuple[PublishedModel, dict[str, bytes]]:
+    """The index entry for `directory` and the bytes of every file to upload (manifest.json last)."""
+    name, task = open_model(directory, TaskLimits())
+    if isinstance(task, UnservableModel):
+        raise PublishError(f"{directory} cannot be served: {task.reason}")
+    manifest = task.manifest
+    contents = {}
+    for file_name, digest in sorted(manifest.files.items()):
+        path = directory / file_name
+        if not path.is_file():
+            raise PublishError(f"{path} is listed in the manifest but missing")
+        if file_sha256(path) != digest:
+            raise PublishError(f"{path} does not match the sha256 in its manifest: convert the model again")
+        contents[file_name] = path.read_bytes()
+    contents[MANIFEST_FILE] = (directory / MANIFEST_FILE).read_bytes()
+    import json  # noqa: PLC0415
+
+    entry = PublishedModel(name, manifest.version, {name_: len(data) for name_, data in contents.items()},
+                           json.loads(contents[MANIFEST_FILE]))
+    return entry, contents
+
+
+def publish(directory: Path, url: str, client: S3Client) -> Published:
+    bucket, prefix = parse_s3_url(url)
+    entry, contents = checked_model(Path(directory))
+    try:
+        for file_name, data in contents.items():  # manifest.json last: the version is complete once it is there
+            client.put_object(bucket, prefix + entry.path + file_name, data,
+                              CONTENT_TYPES.get(Path(file_name).suffix, "application/octet-stream"))
+        update_index(client, bucket, prefix, entry)
+    except S3Error as exc:
+        raise PublishError(str(exc)) from exc
+    return Published(entry, bucket, prefix, sum(len(data) for data in contents.values()))
+
+
+def update_index(client: S3Client, bucket: str, prefix: str, entry: PublishedModel) -> None:
+    key = prefix + INDEX_FILE
+    for _ in range(INDEX_ATTEMPTS):
+        try:
+            current = client.get_object(bucket, key)
+        except S3Error as exc:
+            if exc.code != "NoSuchKey":
+                raise
+            current = None
+        try:
+            models = parse_index(current.body, f"s3://{bucket}/{key}") if current else {}
+        except ModelIndexError as exc:
+            raise PublishError(f"{exc}; refusing to overwrite it") from exc
+        models[entry.name] = entry
+        try:
+            client.put_object(bucket, key, index_bytes(models), "application/json",
+                              if_match=current.etag if current else None, if_none_match=None if current else "*")
+            return
+        except S3Error as exc:
+            if exc.status not in (409, 412):  # 412: someone published meanwhile; 409: a concurrent first write
+                raise
+    raise PublishError(f"s3://{bucket}/{key} kept changing under {INDEX_ATTEMPTS} attempts: publish again")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m convert publish", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model_dir", metavar="MODEL_DIR", type=Path, help="a converted model directory")
+    parser.add_argument("url", metavar="s3://BUCKET/PREFIX/", help="where the function's MODEL_SOURCE points")
+    args = parser.parse_args(argv)
+    from function.aws.s3 import client_from_environment  # noqa: PLC0415
+
+    try:
+        if not args.url.startswith("s3://"):
+            raise PublishError(f"{args.url!r} is not an s3://bucket/prefix/ URL")
+        result = publish(args.model_dir, args.url, client_from_environment())
+    except (PublishError, RuntimeError, ValueError, OSError) as exc:
+        print(f"convert publish: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    print(result.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

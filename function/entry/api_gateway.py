@@ -1,0 +1,30 @@
+"""API Gateway proxy events (HTTP API payload 2.0, REST API 1.0): a Request in, a proxy result out. Never raises."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from function.errors import UnsupportedEvent
+from function.events import parse_event
+from function.http_errors import error_response
+from function.responses import to_result
+
+log = logging.getLogger("function")
+
+
+def handle(service, event: object, context: object) -> dict:
+    lambda_request_id = lambda_request_id_of(context)
+    try:
+        request = parse_event(event)
+    except UnsupportedEvent as exc:
+        log.warning("unsupported event", extra={"fields": {"problem": exc.message,
+                                                           "lambda_request_id": lambda_request_id}})
+        return to_result(error_response(exc))
+    if not request.request_id and lambda_request_id:
+        request = dataclasses.replace(request, request_id=lambda_request_id)
+    return to_result(service.handle(request, lambda_request_id))
+
+
+def lambda_request_id_of(context: object) -> str:
+    value = getattr(context, "aws_request_id", "")
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,168 @@
+"""S3 ObjectCreated notifications: classify each new image, tag it with the answer, write the answer as JSON.
+
+Per record, in order: the key must follow the upload rules (UPLOADS_PREFIX, UPLOADS_SUFFIX: the bucket's
+notification filter, checked again) and never lie under RESULTS_PREFIX, so the function never classifies its own
+output. The object is read within the HTTP limits (MAX_BODY_BYTES, then the image task's own pixel and format
+checks) and classified by the default image model through the result cache, so the same content is computed once
+however often it is uploaded or the event retried. Outcomes:
+
+- classified: tags `label`, `score`, `model_version`; <RESULTS_PREFIX><key>.json holds the /classify answer;
+- refused (not an image, too large, no such model): tag `error` = the error code, the JSON holds the error body;
+  not retried, since the same bytes would be refused again;
+- skipped: outside the rules, not an ObjectCreated event, or deleted before it was read.
+
+The uploader's own tags are kept. A transient failure (S3 5xx or throttling, the model unavailable, S3 refusing
+the function's own writes) raises once every record is done: Lambda retries the event, then sends it to the
+function's on-failure destination.
+"""
+from __future__ import annotations
+
+import http.client
+import logging
+import re
+import time
+from dataclasses import dataclass
+from urllib.parse import unquote_plus
+
+from function.aws.s3 import ObjectTooLarge, S3Error
+from function.errors import ServingError, body_too_large
+from function.http_errors import api_error_body, status_of
+from function.inference import predict
+from function.log import Timings
+from function.responses import json_response
+from function.routes.classify import TASK, answer
+from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
+
+log = logging.getLogger("function")
+
+OWN_TAGS = ("label", "score", "model_version", "error")
+# What S3 accepts in a tag value (letters, digits, spaces, + - = . _ : / @), at most 256 characters.
+TAG_VALUE_REFUSED = re.compile(r"[^A-Za-z0-9 +\-=._:/@]")
+MAX_TAG_VALUE = 256
+
+
+class UploadsNotProcessed(RuntimeError):
+    """Some records failed for a reason that may pass: raised so that Lambda retries the event."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    bucket: str
+    key: str
+    size: int
+
+
+def tag_value(text: str) -> str:
+    return TAG_VALUE_REFUSED.sub("_", text)[:MAX_TAG_VALUE]
+
+
+def upload_of(record: dict) -> Upload | None:
+    """The object an ObjectCreated record names, or None for any other record."""
+    if not str(record.get("eventName", "")).startswith("ObjectCreated:"):
+        return None
+    s3 = record.get("s3")
+    try:
+        # Keys arrive URL-encoded, spaces as "+" (AWS's S3 event documentation).
+        return Upload(str(s3["bucket"]["name"]), unquote_plus(str(s3["object"]["key"])),
+                      int(s3["object"].get("size", 0)))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def handle(service, event: dict, context: object) -> dict:
+    outcomes, failed = [], []
+    for record in event["Records"]:
+        upload = upload_of(record) if isinstance(record, dict) else None
+        started = time.perf_counter()
+        timings, fields = Timings(), {}
+        if upload is None:
+            outcome = "skipped"
+            fields["reason"] = "not an ObjectCreated record"
+        else:
+            try:
+                outcome = process(service, upload, timings, fields)
+            except (S3Error, OSError, http.client.HTTPException, ServingError) as exc:
+                outcome = "failed"
+                fields["problem"] = f"{type(exc).__name__}: {exc}"
+                failed.append(upload.key)
+            fields.update(bucket=upload.bucket, key=upload.key)
+        fields["timings_ms"] = {**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)}
+        log.info("s3 upload", extra={"fields": {"outcome": outcome, **fields}})
+        outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
+                         **{k: fields[k] for k in ("error_code", "label") if k in fields}})
+    if failed:
+        raise UploadsNotProcessed(f"{len(failed)} of {len(outcomes)} uploads failed and will be retried: "
+                                  f"{', '.join(failed)[:500]}")
+    return {"uploads": outcomes}
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    payload: dict  # the JSON body an HTTP client would get for the same image
+    tag_count: int | None  # the tags the object had when read; None when it was refused unread
+
+
+def process(service, upload: Upload, timings: Timings, fields: dict) -> str:
+    settings = service.settings
+    if not upload.key.startswith(settings.uploads_prefix) or not upload.key.endswith(settings.uploads_suffix):
+        fields["reason"] = "outside UPLOADS_PREFIX / UPLOADS_SUFFIX"
+        return "skipped"
+    if upload.key.startswith(settings.results_prefix):
+        fields["reason"] = "a result of this function"
+        return "skipped"
+    try:
+        result = classify(service, upload, timings, fields)
+    except S3Error as exc:
+        if exc.code == "NoSuchKey":
+            fields["reason"] = "deleted before it was read"
+            return "skipped"
+        raise
+    with timings.stage("write"):
+        response = json_response(result.status, result.payload)
+        service.s3().put_object(settings.results_bucket or upload.bucket,
+                                settings.results_prefix + upload.key + ".json", response.body,
+                                response.headers["content-type"])
+        tag(service.s3(), upload, result, fields)
+    return "classified" if result.status == 200 else "refused"
+
+
+def classify(service, upload: Upload, timings: Timings, fields: dict) -> Answer:
+    """The answer for the object; a 5xx raises instead (a retry is worth it)."""
+    settings = service.settings
+    tag_count = None
+    try:
+        if upload.size > settings.max_body_bytes:
+            raise body_too_large(upload.size, settings.max_body_bytes)
+        with timings.stage("read"):
+            try:
+                stored = service.s3().get_object(upload.bucket, upload.key, max_bytes=settings.max_body_bytes)
+            except ObjectTooLarge as exc:
+                raise body_too_large(exc.size, exc.limit) from exc
+        tag_count = stored.tag_count
+        name, _ = settings.default_model(TASK)
+        task = service.registry.task(name, TASK)
+        image = ImageInput(stored.body, f"s3://{upload.bucket}/{upload.key}")
+        prediction = predict(task, service.store, [image], {"top_k": DEFAULT_TOP_K}, timings, fields)
+        return Answer(200, answer(task, prediction), tag_count)
+    except ServingError as exc:
+        status = status_of(exc)
+        if status >= 500:
+            raise
+        fields["error_code"] = exc.code
+        return Answer(status, api_error_body(exc, status), tag_count)
+
+
+def tag(s3, upload: Upload, result: Answer, fields: dict) -> None:
+    """Our tags replace our earlier ones (a re-upload may now fail, or succeed); the uploader's stay."""
+    if result.status == 200:
+        prediction = result.payload["predictions"][0]
+        ours = {"label": tag_value(prediction["label"]), "score": str(prediction["score"]),
+                "model_version": result.payload["model_version"]}
+        fields["label"] = prediction["label"]
+    else:
+        ours = {"error": tag_value(fields["error_code"])}
+    # Reading the tags costs a request: only when the object has some (its GET said how many) or was not read.
+    existing = s3.get_object_tagging(upload.bucket, upload.key) if result.tag_count != 0 else {}
+    kept = {key: value for key, value in existing.items() if key not in OWN_TAGS}
+    s3.put_object_tagging(upload.bucket, upload.key, {**kept, **ours})

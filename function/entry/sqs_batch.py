@@ -1,0 +1,95 @@
+"""SQS batches: each message is one request to /classify, /sentiment or /embed; each answer goes to S3.
+
+A message body is the JSON an HTTP client would POST to the route, plus "route" and an optional "id". The request
+goes through the very routes the HTTP API uses (Service.handle), and the answer, success or client error alike, is
+written to s3://RESULTS_BUCKET/<RESULTS_PREFIX><id or messageId>.json, exactly as an HTTP client would have read
+it. Then:
+
+- answered (2xx) or refused (4xx: the same message would be refused again): acknowledged;
+- a 5xx (the model unavailable, a bug) or a failed write: reported in batchItemFailures, so SQS delivers that
+  message again after its visibility timeout, and moves it to the dead-letter queue after maxReceiveCount.
+
+The answer is Lambda's partial batch response, which the event source mapping reads when it has
+ReportBatchItemFailures (serverless.yml): only the listed messages are retried, never the whole batch.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import re
+
+from function.aws.s3 import S3Error
+from function.entry.api_gateway import lambda_request_id_of
+from function.errors import InvalidInput, ServingError
+from function.events import Request
+from function.http_errors import error_response
+from function.responses import Response
+
+log = logging.getLogger("function")
+
+ROUTES = ("/classify", "/sentiment", "/embed")
+# An id becomes part of an S3 key: S3's safe characters, "/" between non-empty segments that are not "." or "..".
+RESULT_ID = re.compile(r"(?!.*(^|/)\.{1,2}(/|$))[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*")
+MAX_ID_CHARS = 512
+
+
+def handle(service, event: dict, context: object) -> dict:
+    failures = []
+    lambda_request_id = lambda_request_id_of(context)
+    for record in event["Records"]:
+        message_id = str(record.get("messageId", ""))
+        if not answer_message(service, record, message_id, lambda_request_id):
+            failures.append({"itemIdentifier": message_id})
+    return {"batchItemFailures": failures}
+
+
+def answer_message(service, record: dict, message_id: str, lambda_request_id: str) -> bool:
+    """True when the message is done with (its answer written), False when it should be delivered again."""
+    settings = service.settings
+    try:
+        request, result_id = request_of(record.get("body"), message_id)
+        response = service.handle(request, lambda_request_id)
+    except ServingError as exc:  # the message itself is malformed: answered like an HTTP client would be
+        result_id, response = message_id, error_response(exc)
+    fields = {"message_id": message_id, "result_id": result_id, "status": response.status}
+    if response.status >= 500:
+        log.warning("sqs message not answered, to be delivered again", extra={"fields": fields})
+        return False
+    if not settings.results_bucket:
+        log.error("sqs message not answered: RESULTS_BUCKET is not set", extra={"fields": fields})
+        return False
+    try:
+        write(service, settings.results_bucket, settings.results_prefix + result_id + ".json", response)
+    except (S3Error, OSError, http.client.HTTPException) as exc:
+        log.warning("sqs result not written, to be delivered again",
+                    extra={"fields": {**fields, "problem": f"{type(exc).__name__}: {exc}"}})
+        return False
+    log.info("sqs message answered", extra={"fields": fields})
+    return True
+
+
+def write(service, bucket: str, key: str, response: Response) -> None:
+    service.s3().put_object(bucket, key, response.body, response.headers["content-type"])
+
+
+def request_of(body: object, message_id: str) -> tuple[Request, str]:
+    """The HTTP request a message stands for, and the id its answer is stored under."""
+    try:
+        message = json.loads(body) if isinstance(body, str) else None
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInput("invalid_json", f"The message body is not valid JSON: {exc}.") from exc
+    if not isinstance(message, dict):
+        raise InvalidInput("invalid_json", "The message body must be a JSON object with a \"route\".")
+    route = message.pop("route", None)
+    if route not in ROUTES:
+        raise InvalidInput("invalid_route", f"'route' must be one of {', '.join(ROUTES)}, not {route!r}.",
+                           param="route")
+    result_id = message.pop("id", message_id)
+    if not isinstance(result_id, str) or len(result_id) > MAX_ID_CHARS or not RESULT_ID.fullmatch(result_id):
+        raise InvalidInput("invalid_id", "'id' must be up to 512 letters, digits or !_.*'()- characters, in "
+                           "'/'-separated parts that are not '.' or '..'.", param="id")
+    # ASCII JSON: a lone surrogate stays an escape, which the route refuses with its own 400.
+    body_bytes = json.dumps(message).encode("ascii")
+    return Request("POST", route, {"content-type": "application/json"}, body_bytes, request_id=message_id,
+                   event_format="sqs"), result_id

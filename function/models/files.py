@@ -1,0 +1,29 @@
+"""A model's files, made present before anything reads them: a no-op for a directory on disk (the image, EFS),
+a verified download for a published model (function/models/download.py)."""
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class ModelFilesError(RuntimeError):
+    """The files cannot be made present now (network, space): the next request tries again."""
+
+
+class ModelFilesRefused(ModelFilesError):
+    """A file is not what the manifest says (its sha256 differs): never served, not fetched again for this version."""
+
+
+class ModelFiles(Protocol):
+    def ensure(self) -> None:
+        """Return once every file the manifest lists is in the model directory and verified; raise
+        ModelFilesError (or a network error) otherwise. Cheap after the first success."""
+
+
+class PresentFiles:
+    """Files already on a disk this process trusts as it trusts its own code."""
+
+    def ensure(self) -> None:
+        return None
+
+
+PRESENT = PresentFiles()

@@ -1,0 +1,122 @@
+"""Models published under an S3 prefix (function/models/published.py): listed from index.json, downloaded to /tmp
+per model on first use (function/models/download.py), and a new version seen within MODEL_REFRESH_SECONDS.
+
+The listing at start is one GET of index.json, which holds every model's manifest. A refresh check is one GET of it
+with If-None-Match: S3 answers 304, with no body, as long as nothing was published.
+"""
+from __future__ import annotations
+
+import http.client
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from function.aws.s3 import S3Client, S3Error
+from function.config import ServiceSettings
+from function.models.download import DownloadedFiles
+from function.models.manifest import ManifestError, parse_manifest
+from function.models.published import INDEX_FILE, ModelIndexError, PublishedModel, parse_index, parse_s3_url
+from function.models.source import ListedModel, ModelSource, ModelSourceError
+
+log = logging.getLogger("function")
+
+
+class S3ModelSource(ModelSource):
+    def __init__(self, bucket: str, prefix: str, client: S3Client, download_dir: Path, refresh_seconds: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.bucket = bucket
+        self.prefix = prefix
+        self.client = client
+        self.directory = Path(download_dir)
+        self.description = f"s3://{bucket}/{prefix}"
+        self.refresh_seconds = refresh_seconds
+        self._clock = clock
+        self._etag: str | None = None
+        self._next_check = 0.0
+        self._files: dict[tuple[str, str], DownloadedFiles] = {}  # kept across polls: a refusal stays remembered
+        self._current: set[tuple[str, str]] = set()  # (name, version) of the last listing
+        self.checks = {"unchanged": 0, "changed": 0, "failed": 0}
+
+    @classmethod
+    def from_settings(cls, settings: ServiceSettings) -> "S3ModelSource":
+        from function.aws.s3 import client_from_environment  # noqa: PLC0415
+
+        bucket, prefix = parse_s3_url(settings.model_source)
+        return cls(bucket, prefix, client_from_environment(), settings.model_download_dir,
+                   settings.model_refresh_seconds)
+
+    @property
+    def index_key(self) -> str:
+        return self.prefix + INDEX_FILE
+
+    def models(self) -> list[ListedModel]:
+        self._next_check = self._clock() + self.refresh_seconds
+        where = f"s3://{self.bucket}/{self.index_key}"
+        try:
+            index = self.client.get_object(self.bucket, self.index_key)
+        except S3Error as exc:
+            if exc.code == "NoSuchKey":
+                log.warning("no model published yet", extra={"fields": {"index": where}})
+                return []
+            hint = (" (without s3:ListBucket, S3 answers AccessDenied for a missing key too: has a model been "
+                    "published there with `python -m convert publish`?)") if exc.code == "AccessDenied" else ""
+            raise ModelSourceError(f"cannot read {where}: {exc}{hint}") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            raise ModelSourceError(f"cannot read {where}: {type(exc).__name__}: {exc}") from exc
+        try:
+            models = parse_index(index.body, where)
+        except ModelIndexError as exc:
+            raise ModelSourceError(str(exc)) from exc
+        self._etag = index.etag
+        return self._listing(models)
+
+    def poll(self) -> list[ListedModel] | None:
+        if self.refresh_seconds <= 0 or self._clock() < self._next_check:
+            return None
+        self._next_check = self._clock() + self.refresh_seconds
+        where = f"s3://{self.bucket}/{self.index_key}"
+        try:
+            index = self.client.get_object(self.bucket, self.index_key, if_none_match=self._etag)
+            if index is None:
+                self.checks["unchanged"] += 1
+                return None
+            models = parse_index(index.body, where)
+        except (S3Error, OSError, http.client.HTTPException, ModelIndexError) as exc:
+            # Keep serving what is loaded; the next check tries again.
+            self.checks["failed"] += 1
+            log.warning("model index check failed", extra={"fields": {"index": where, "problem": str(exc)}})
+            return None
+        self.checks["changed"] += 1
+        self._etag = index.etag
+        return self._listing(models)
+
+    def _listing(self, models: dict[str, PublishedModel]) -> list[ListedModel]:
+        listing = []
+        for name, published in sorted(models.items()):
+            directory = self.directory / name / published.version
+            where = f"s3://{self.bucket}/{self.prefix}{INDEX_FILE} (model {name!r})"
+            try:
+                manifest = parse_manifest(published.manifest, directory, where)
+                if manifest.name != name:
+                    raise ManifestError(f"{where}: the manifest names the model {manifest.name!r}")
+            except ManifestError as exc:
+                listing.append(ListedModel(name, directory, exc))
+                continue
+            files = self._files.get((name, published.version))
+            if files is None:
+                files = self._files[(name, published.version)] = DownloadedFiles(
+                    self.client, self.bucket, self.prefix + published.path, directory, manifest.files,
+                    published.sizes, name, self._make_room)
+            listing.append(ListedModel(name, directory, manifest, files))
+        self._current = {(model.name, model.directory.name) for model in listing}
+        return listing
+
+    def _make_room(self) -> None:
+        """Deletes the downloaded versions no longer published (a model being served is never one of them)."""
+        for directory in sorted(self.directory.glob("*/*")):
+            if directory.is_dir() and (directory.parent.name, directory.name) not in self._current:
+                shutil.rmtree(directory, ignore_errors=True)
+                self._files.pop((directory.parent.name, directory.name), None)
+                log.info("deleted an old model version", extra={"fields": {"directory": str(directory)}})

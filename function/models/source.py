@@ -1,0 +1,68 @@
+"""Where the models come from: a directory (the image's models/, or an EFS mount) or an S3 prefix.
+
+A source lists its models cheaply (manifests only, no model file) and hands each with the files object that makes
+its files present before anything reads them. Only a source that can change is polled for a new listing.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from function.config import ServiceSettings
+from function.models.files import PRESENT, ModelFiles
+from function.models.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
+
+
+@dataclass(frozen=True)
+class ListedModel:
+    name: str  # the manifest's name; the directory's name when the manifest cannot be read
+    directory: Path  # where its files are, or will be once `files.ensure()` returns
+    manifest: Manifest | ManifestError
+    files: ModelFiles = PRESENT
+
+
+class ModelSourceError(RuntimeError):
+    """The source cannot be listed at all (no such bucket, no permission): the init fails, saying so."""
+
+
+class ModelSource(ABC):
+    description: str  # for the logs and the local server's first line
+    directory: Path  # where the model directories are on disk (downloaded into, for a remote source)
+
+    @abstractmethod
+    def models(self) -> list[ListedModel]:
+        """Every model, read now."""
+
+    def poll(self) -> list[ListedModel] | None:
+        """A new listing if the models changed since the last one, else None. A directory never changes under a
+        running function (a new image or EFS content comes with new containers)."""
+        return None
+
+
+class ModelDirectory(ModelSource):
+    """One sub-directory per model, as `python -m convert` writes them: the image's models/, or an EFS mount."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.description = str(self.directory)
+
+    def models(self) -> list[ListedModel]:
+        listing = []
+        for manifest_file in sorted(self.directory.glob(f"*/{MANIFEST_FILE}")):
+            directory = manifest_file.parent
+            try:
+                manifest = load_manifest(directory)
+                listing.append(ListedModel(manifest.name, directory, manifest))
+            except ManifestError as exc:
+                listing.append(ListedModel(directory.name, directory, exc))
+        return listing
+
+
+def open_model_source(settings: ServiceSettings) -> ModelSource:
+    """The source ServiceSettings names: MODEL_SOURCE when it is an s3:// URL, else the directory."""
+    if settings.model_source and settings.model_source.startswith("s3://"):
+        from function.models.s3_source import S3ModelSource  # noqa: PLC0415  (S3 client: only on this path)
+
+        return S3ModelSource.from_settings(settings)
+    return ModelDirectory(Path(settings.model_source or settings.model_dir))

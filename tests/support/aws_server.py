@@ -1,0 +1,80 @@
+"""moto in server mode on 127.0.0.1 for the S3 and SQS tests: the real protocols over HTTP, started by the suite.
+
+`aws` is one server for the whole session; `aws_environment` points this process's S3 calls at it (the function's
+own client reads AWS_ENDPOINT_URL_S3, as the SDKs do) with fake credentials. Setup and checks use boto3.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from tests.support.dynamodb_server import FAKE_CREDENTIALS, use_fake_credentials
+
+
+@dataclass
+class AwsServer:
+    endpoint: str
+    s3: object  # boto3 clients, for setting up and checking what the function did
+    sqs: object
+    _server: object
+
+    def bucket(self) -> str:
+        """A new empty bucket."""
+        name = f"test-{uuid.uuid4().hex[:12]}"
+        self.s3.create_bucket(Bucket=name)
+        return name
+
+    def read_json(self, bucket: str, key: str) -> dict:
+        return json.loads(self.s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+
+    def tags(self, bucket: str, key: str) -> dict[str, str]:
+        return {t["Key"]: t["Value"] for t in self.s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]}
+
+    def keys(self, bucket: str) -> list[str]:
+        return sorted(o["Key"] for o in self.s3.list_objects_v2(Bucket=bucket).get("Contents", []))
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+_shared: AwsServer | None = None
+_lock = threading.Lock()
+
+
+def shared_aws_server() -> AwsServer:
+    global _shared
+    with _lock:
+        if _shared is None:
+            import boto3
+            from moto.server import ThreadedMotoServer
+
+            use_fake_credentials()
+            logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
+            server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+            server.start()
+            host, port = server.get_host_and_port()
+            endpoint = f"http://{host}:{port}"
+            session = boto3.session.Session()
+            _shared = AwsServer(endpoint, session.client("s3", endpoint_url=endpoint, region_name="us-east-1"),
+                                session.client("sqs", endpoint_url=endpoint, region_name="us-east-1"), server)
+            atexit.register(_shared.stop)
+        return _shared
+
+
+@pytest.fixture(scope="session")
+def aws() -> AwsServer:
+    return shared_aws_server()
+
+
+@pytest.fixture
+def aws_environment(aws, monkeypatch) -> AwsServer:
+    for name, value in FAKE_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", aws.endpoint)
+    return aws
