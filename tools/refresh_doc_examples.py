@@ -2,8 +2,8 @@
 
     .venv/bin/python tools/refresh_doc_examples.py docs/api.md README.md
 
-Starts `python -m function serve` on 127.0.0.1:8080 with an empty result cache of its own (so "cached" flags are
-what a first request gets), in a temporary directory holding the example files the docs name: cat.jpg and
+Starts `python -m function serve` on 127.0.0.1:8080 with an empty result cache of its own for each file (so
+"cached" flags are what a first request gets), in a temporary directory holding the example files the docs name: cat.jpg and
 coffee.jpg (scikit-image's chelsea and coffee as JPEG, quality 90) and digit.png (scikit-learn's first 8x8 "3").
 Each console block's commands run in order, so a block can show a miss and then a hit.
 """
@@ -57,30 +57,32 @@ def start_server(directory: Path) -> subprocess.Popen:
 
 
 def refresh_block(block: str, directory: Path) -> str:
-    lines, out = block.splitlines(), []
-    for line in lines:
+    """Each `$ ` line run again, its output written under it; blank lines between commands are kept."""
+    spaced = "\n\n" in block
+    groups = []
+    for line in block.splitlines():
         if line.startswith("$ "):
-            out.append(line)
             done = subprocess.run(["bash", "-c", line[2:]], cwd=directory, capture_output=True, text=True, timeout=60)
-            out.extend(done.stdout.rstrip("\n").splitlines())
-    return "\n".join(out) + "\n"
+            groups.append("\n".join([line, *done.stdout.rstrip("\n").splitlines()]))
+    return ("\n\n" if spaced else "\n").join(groups) + "\n"
 
 
 def main(paths: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="doc-examples-") as tmp:
         directory = Path(tmp)
         example_files(directory)
-        server = start_server(directory)
-        try:
-            for name in paths:
+        for name in paths:
+            (directory / "results.sqlite3").unlink(missing_ok=True)
+            server = start_server(directory)
+            try:
                 path = REPO / name
                 text = path.read_text(encoding="utf-8")
                 refreshed = BLOCK.sub(lambda m: "```console\n" + refresh_block(m.group(1), directory) + "```", text)
                 path.write_text(refreshed, encoding="utf-8")
                 print(f"refreshed {name}")
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+            finally:
+                server.terminate()
+                server.wait(timeout=10)
     return 0
 
 
