@@ -3,58 +3,79 @@ another method 405. The one table of every route: a new route (or protocol codec
 function carries its OpenAPI description (`@described_by`, function/openapi/operation.py)."""
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from function.errors import MethodNotAllowed, RouteNotFound
 from function.responses import Response
-from function.routes.catalog import health, list_models
-from function.routes.classify import classify
 from function.routes.context import RouteContext
-from function.routes import open_inference, tfserving
-from function.routes.embed import embed
-from function.routes.openai_embeddings import embeddings
-from function.routes.openapi_document import openapi_document
-from function.routes.page import page
-from function.routes.text import sentiment, tokenize
 
 RouteFunction = Callable[[RouteContext], Response]
 
-ROUTES: dict[str, dict[str, RouteFunction]] = {
-    "/classify": {"POST": classify},
-    "/sentiment": {"POST": sentiment},
-    "/tokenize": {"POST": tokenize},
-    "/embed": {"POST": embed},
-    "/v1/embeddings": {"POST": embeddings},
-    "/models": {"GET": list_models},
-    "/health": {"GET": health},
+
+class LazyRoute:
+    """A route function named "module:function" (a module of function/routes/), imported on its first request:
+    a container's init pays for no route module, and a cold start only for the routes it serves (each pulls its
+    own codecs and parsers). It stands for the function itself: called, or read (`describe` for the OpenAPI
+    document), it is the function."""
+
+    def __init__(self, reference: str) -> None:
+        self.module, self.__name__ = reference.split(":")
+        self._function: RouteFunction | None = None
+
+    def resolve(self) -> RouteFunction:
+        if self._function is None:
+            self._function = getattr(importlib.import_module(f"function.routes.{self.module}"), self.__name__)
+        return self._function
+
+    def __call__(self, ctx: RouteContext) -> Response:
+        return self.resolve()(ctx)
+
+    def __getattr__(self, name: str):
+        return getattr(self.resolve(), name)
+
+
+def _routes(table: dict[str, dict[str, str]]) -> dict[str, dict[str, LazyRoute]]:
+    return {template: {method: LazyRoute(reference) for method, reference in methods.items()}
+            for template, methods in table.items()}
+
+
+ROUTES: dict[str, dict[str, LazyRoute]] = _routes({
+    "/classify": {"POST": "classify:classify"},
+    "/sentiment": {"POST": "text:sentiment"},
+    "/tokenize": {"POST": "text:tokenize"},
+    "/embed": {"POST": "embed:embed"},
+    "/v1/embeddings": {"POST": "openai_embeddings:embeddings"},
+    "/models": {"GET": "catalog:list_models"},
+    "/health": {"GET": "catalog:health"},
     # TensorFlow Serving's REST API (docs/api.md); a version, when given, must be the one served.
-    "/v1/models/{name}": {"GET": tfserving.model_status},
-    "/v1/models/{name}/versions/{version}": {"GET": tfserving.model_status},
-    "/v1/models/{name}/metadata": {"GET": tfserving.model_metadata},
-    "/v1/models/{name}/versions/{version}/metadata": {"GET": tfserving.model_metadata},
-    "/v1/models/{name}:predict": {"POST": tfserving.predict},
-    "/v1/models/{name}/versions/{version}:predict": {"POST": tfserving.predict},
+    "/v1/models/{name}": {"GET": "tfserving:model_status"},
+    "/v1/models/{name}/versions/{version}": {"GET": "tfserving:model_status"},
+    "/v1/models/{name}/metadata": {"GET": "tfserving:model_metadata"},
+    "/v1/models/{name}/versions/{version}/metadata": {"GET": "tfserving:model_metadata"},
+    "/v1/models/{name}:predict": {"POST": "tfserving:predict"},
+    "/v1/models/{name}/versions/{version}:predict": {"POST": "tfserving:predict"},
     # The Open Inference Protocol v2 (docs/api.md).
-    "/v2": {"GET": open_inference.server_metadata},
-    "/v2/health/live": {"GET": open_inference.server_live},
-    "/v2/health/ready": {"GET": open_inference.server_ready},
-    "/v2/models/{name}": {"GET": open_inference.model_metadata},
-    "/v2/models/{name}/versions/{version}": {"GET": open_inference.model_metadata},
-    "/v2/models/{name}/ready": {"GET": open_inference.model_ready},
-    "/v2/models/{name}/versions/{version}/ready": {"GET": open_inference.model_ready},
-    "/v2/models/{name}/infer": {"POST": open_inference.infer},
-    "/v2/models/{name}/versions/{version}/infer": {"POST": open_inference.infer},
-    "/openapi.json": {"GET": openapi_document},
-    "/": {"GET": page},
-}
+    "/v2": {"GET": "open_inference:server_metadata"},
+    "/v2/health/live": {"GET": "open_inference:server_live"},
+    "/v2/health/ready": {"GET": "open_inference:server_ready"},
+    "/v2/models/{name}": {"GET": "open_inference:model_metadata"},
+    "/v2/models/{name}/versions/{version}": {"GET": "open_inference:model_metadata"},
+    "/v2/models/{name}/ready": {"GET": "open_inference:model_ready"},
+    "/v2/models/{name}/versions/{version}/ready": {"GET": "open_inference:model_ready"},
+    "/v2/models/{name}/infer": {"POST": "open_inference:infer"},
+    "/v2/models/{name}/versions/{version}/infer": {"POST": "open_inference:infer"},
+    "/openapi.json": {"GET": "openapi_document:openapi_document"},
+    "/": {"GET": "page:page"},
+})
 
 
 @dataclass(frozen=True)
 class Match:
     template: str  # the route as ROUTES names it: what the log line records, never the client's own path
-    function: RouteFunction
+    function: LazyRoute
     params: dict[str, str]
 
 
