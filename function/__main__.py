@@ -41,10 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     host, port = server.server_address[:2]
     models = ", ".join(SERVICE.registry.names) or "none"
     where = SERVICE.registry.source.description
+    # One line before the request log (one JSON line per request): what is served, from where, cached where.
+    page = f"; try them in a browser at http://{host}:{port}/" if SETTINGS.serve_page else ""
     print(f"serving on http://{host}:{port} (models in {where}: {models}; results cached in "
-          f"{CACHE_SETTINGS.describe()})", flush=True)
-    if SETTINGS.serve_page:
-        print(f"try the models in a browser at http://{host}:{port}/ (the API: /openapi.json)", flush=True)
+          f"{CACHE_SETTINGS.describe()}; the API: /openapi.json{page})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
