@@ -54,10 +54,10 @@ def measure_once(configuration: lambda_runtimes.Configuration, event: dict, samp
         samples.init_ms.append(invocation.init_phase_ms or 0.0)
         samples.first_invoke_ms.append(invocation.report.duration_ms)
         samples.top1.add(invocation.json_body()["predictions"][0]["label"])
-        samples.stages += [line["timings_ms"] for line in _json_lines(invocation.logs) if "timings_ms" in line]
+        samples.stages += [line["timings_ms"] for line in json_lines(invocation.logs) if "timings_ms" in line]
 
 
-def _json_lines(lines: list[str]) -> list[dict]:
+def json_lines(lines: list[str]) -> list[dict]:
     parsed = []
     for line in lines:
         try:

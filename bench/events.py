@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import contextmanager
 
-from bench import inputs, lambda_runtimes
+from bench import cold_start, inputs, lambda_runtimes
 from bench.paths import MODELS_DIR, REPO_ROOT
 from bench.report import SectionResult, table
 from bench.stats import percentile, summarize
@@ -93,19 +93,6 @@ def client_costs(runs: int) -> list[list[str]]:
 
 # ---- (b) cold start, model from S3 vs from the image ----------------------------------------------------------
 
-def json_lines(lines: list[str]) -> list[dict]:
-    parsed = []
-    for line in lines:
-        if "{" in line:
-            try:
-                value = json.loads(line[line.index("{"):])
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                parsed.append(value)
-    return parsed
-
-
 def cold_starts(runs: int, server, s3_environment: dict) -> list[list[str]]:
     from convert.publish import publish
     from function.aws.s3 import client_from_environment
@@ -134,7 +121,7 @@ def cold_starts(runs: int, server, s3_environment: dict) -> list[list[str]]:
                 measured = samples[label]
                 measured["first"].append(elapsed)
                 measured["init"].append(invocation.init_phase_ms or 0.0)
-                measured["download"] += [line["timings_ms"]["download"] for line in json_lines(invocation.logs)
+                measured["download"] += [line["timings_ms"]["download"] for line in cold_start.json_lines(invocation.logs)
                                          if line.get("message") == "model files ready"]
                 measured["labels"].add(invocation.json_body()["predictions"][0]["label"])
     rows = []

@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 
 import pytest
 
-from tests.support.function_fixtures import REPO, demo_models  # noqa: F401
+from tests.support.function_fixtures import demo_models  # noqa: F401
+from tests.support.serve_process import serving
 from tests.support.photos import CAT_LABELS, encode, photo
 
 MAX_BODY = 300_000
@@ -20,22 +17,8 @@ MAX_BODY = 300_000
 
 @pytest.fixture(scope="module")
 def server(demo_models, tmp_path_factory):  # noqa: F811
-    env = {**os.environ, "MODEL_DIR": str(demo_models), "RESULTS_CACHE": "memory", "MAX_BODY_BYTES": str(MAX_BODY),
-           "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, "-m", "function", "serve", "--host", "127.0.0.1", "--port", "0"],
-                               cwd=tmp_path_factory.mktemp("serve"), env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        first = process.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
-        assert first.startswith("serving on http://127.0.0.1:"), first + process.stderr.read()
-        yield first.split()[2]
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving(demo_models, tmp_path_factory.mktemp("serve"), MAX_BODY_BYTES=str(MAX_BODY)) as url:
+        yield url
 
 
 def _request(url: str, method: str = "GET", data: bytes | None = None, content_type: str | None = None):

@@ -4,10 +4,6 @@ Gateway event, as API Gateway would)."""
 from __future__ import annotations
 
 import base64
-import os
-import signal
-import subprocess
-import sys
 
 import httpx2
 import numpy as np
@@ -15,28 +11,16 @@ import openai
 import pytest
 
 from function.local_server import http_api_event
-from tests.support.function_fixtures import REPO, demo_models, registry, make_service  # noqa: F401
+from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401
+from tests.support.serve_process import serving
 
 TEXTS = ["A man is playing a guitar.", "Someone plays the guitar.", "The stock market fell sharply today."]
 
 
 @pytest.fixture(scope="module")
 def base_url(demo_models, tmp_path_factory):  # noqa: F811
-    env = {**os.environ, "MODEL_DIR": str(demo_models), "RESULTS_CACHE": "memory", "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, "-m", "function", "serve", "--host", "127.0.0.1", "--port", "0"],
-                               cwd=tmp_path_factory.mktemp("serve"), env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    try:
-        first = process.stdout.readline()
-        assert first.startswith("serving on http://127.0.0.1:"), first
-        yield first.split()[2] + "/v1"
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving(demo_models, tmp_path_factory.mktemp("serve")) as url:
+        yield url + "/v1"
 
 
 @pytest.fixture()

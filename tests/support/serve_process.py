@@ -1,0 +1,32 @@
+"""`python -m function serve` as a real process on 127.0.0.1 and an ephemeral port, for tests that talk HTTP to it."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def serving(model_dir: Path, workdir: Path, **environment: str) -> Iterator[str]:
+    """The server's base URL (http://127.0.0.1:PORT) while it runs; stopped with Ctrl-C's signal afterwards."""
+    env = {**os.environ, "MODEL_DIR": str(model_dir), "RESULTS_CACHE": "memory", "PYTHONPATH": str(REPO),
+           **environment}
+    process = subprocess.Popen([sys.executable, "-m", "function", "serve", "--host", "127.0.0.1", "--port", "0"],
+                               cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
+        assert first.startswith("serving on http://127.0.0.1:"), first + process.stderr.read()
+        yield first.split()[2]
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
