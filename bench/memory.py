@@ -30,10 +30,28 @@ def function_events() -> list[tuple[str, dict]]:
         name = manifest["name"]
         if manifest["task"] == "image_classification":
             events.append((name, inputs.http_api_event("/classify", inputs.classify_body(name))))
-        else:
+        elif manifest["task"] == "text_classification":
             events.append((name, inputs.http_api_event("/sentiment", {**inputs.sentiment_body(), "model": name})))
+        elif manifest["task"] == "text_embedding":
+            events.append((name, inputs.http_api_event("/embed", {**inputs.sentiment_body(), "model": name})))
+        else:  # a tensor model: one Open Inference Protocol request
+            events.append((name, inputs.http_api_event(f"/v2/models/{name}/infer", tensor_body(manifest))))
     events.append(("/tokenize", inputs.http_api_event("/tokenize", inputs.tokenize_body())))
     return events
+
+
+def tensor_body(manifest: dict) -> dict:
+    """One row of zeros for every input of a tensor model, as Open Inference Protocol JSON."""
+    datatypes = {"float32": "FP32", "int32": "INT32", "int64": "INT64", "float16": "FP32", "int8": "FP32",
+                 "uint8": "FP32", "bool": "BOOL"}
+    tensors = []
+    for spec in manifest["inputs"]:
+        shape = [1, *[max(dim, 1) for dim in spec["shape"][1:]]]
+        count = 1
+        for dim in shape:
+            count *= dim
+        tensors.append({"name": spec["name"], "shape": shape, "datatype": datatypes[spec["dtype"]], "data": [0] * count})
+    return {"inputs": tensors}
 
 
 def peak_rss(configuration, events, environment=None) -> float:
