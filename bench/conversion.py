@@ -19,7 +19,14 @@ from bench.report import SectionResult
 
 NUMBER = 7
 TITLE = "Conversion: size, agreement and latency per quantization mode"
-DEMO_MODELS = ("digits", "sentiment", "efficientnet_lite0")
+
+
+def demo_models() -> list[str]:
+    """The Makefile's DEMO_MODELS: the one list of demo models."""
+    match = re.search(r"^DEMO_MODELS\s*:?=\s*(.+)$", (REPO_ROOT / "Makefile").read_text(), re.MULTILINE)
+    return match.group(1).split()
+
+
 CONVERT_TIMEOUT_SECONDS = 900
 
 
@@ -72,7 +79,7 @@ def run(context) -> SectionResult:
              "gated against the SavedModel on the sidecar's validation samples, and timed with LiteRT (1 thread, "
              "batch 1, mean and p99 over the runs convert states). The served mode is the Makefile's "
              "(`QUANTIZATION_<name>`)."]
-    for name in DEMO_MODELS:
+    for name in demo_models():
         if not (SAVED_MODEL_DIR / name / "saved_model.pb").exists():
             parts += ["", f"### {name}", "", f"Not measured: `saved_model/{name}` is missing (run `make models`)."]
             continue
