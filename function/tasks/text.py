@@ -58,8 +58,9 @@ class TextTask(Task):
 
     def preprocess(self, items: Sequence[str], timings: Timings) -> Batch:
         with timings.stage("preprocess"):
-            encoded = self.encoder().encode(list(items))
-            tensors = self.encoder().batch(encoded, self.fixed_length)
+            encoder = self.encoder()
+            encoded = encoder.encode(list(items))
+            tensors = encoder.batch(encoded, self.fixed_length)
         roles = {spec.role for spec in self.manifest.inputs}
         return Batch({role: array for role, array in tensors.items() if role in roles},
                      [{"tokens": len(e.ids), "truncated": e.truncated} for e in encoded])
