@@ -9,7 +9,7 @@ order flips every round, and a first round is discarded) measures:
 - cold start: a fresh execution environment under the Lambda Runtime Interface Emulator to the first answer, one
   per route (the result cache as the image runs it with no table: SQLite in the environment's fresh /tmp);
 - `import function.app` in a fresh process of the same environment: its wall time, and the modules it imports;
-- warm: a batch of handler calls per route in one long-lived process per revision (RESULTS_CACHE=off, so every
+- warm: a batch of handler calls per route in a fresh process per revision and round (RESULTS_CACHE=off, so every
   request computes), alternating call by call with the same input through the libraries alone (the floor, as
   section 2 of BENCHMARKS.md defines it) where the bench has one.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bench import inputs, venvs
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
-from bench.revision_checkout import Revision, checked_out, lay_out_task_root, same_file
+from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_task_root, same_file
 from bench.revision_table import Metric, render
 from bench.stats import percentile
 from tests.support import lambda_runtime
@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-requests", type=int, default=300,
                         help="timed warm requests per route and revision, spread over the rounds (default 300)")
     args = parser.parse_args(argv)
+    for spec in filter(None, (args.base, args.head)):
+        if commit_of(spec) is None:
+            parser.error(f"{spec!r} names no commit of this repository")
     plan = routes()
     if not plan:
         parser.error(f"no converted demo model under {MODELS_DIR.relative_to(REPO_ROOT)}/: run `make models` first")

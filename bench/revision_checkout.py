@@ -38,6 +38,14 @@ def _git(*arguments: str) -> str:
     return done.stdout.strip()
 
 
+def commit_of(spec: str) -> str | None:
+    """The full commit `spec` names, or None when it names none."""
+    try:
+        return _git("rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}")
+    except ValueError:
+        return None
+
+
 @contextlib.contextmanager
 def checked_out(spec: str | None, scratch: Path, role: str) -> Iterator[Revision]:
     """The revision `spec` names (None: the working tree), checked out under `scratch` while the block runs;
