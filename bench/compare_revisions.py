@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bench import inputs, venvs
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
-from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_task_root, same_file
+from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_task_root, pinned_requirements
 from bench.revision_table import Metric, render
 from bench.stats import percentile
 from tests.support import lambda_runtime
@@ -231,8 +231,9 @@ def notes(base: Side, head: Side, plan: dict[str, dict], rounds: int, per_route:
         f"{', '.join(same) or 'none'}"
         + (f"; differing on: {', '.join(r for r in plan if r not in same)}." if len(same) < len(plan) else "."),
     ]
-    if not same_file(base.revision, head.revision, "requirements.txt"):
-        lines.append("**requirements.txt differs between the revisions**: both ran on this checkout's venv, so a "
+    if pinned_requirements(base.revision) != pinned_requirements(head.revision):
+        lines.append("")
+        lines.append("**requirements.txt pins differ between the revisions**: both ran on this checkout's venv, so a "
                      "dependency change is not in these figures.")
     return lines
 

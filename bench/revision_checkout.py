@@ -96,6 +96,8 @@ def lay_out_task_root(revision: Revision, task_root: Path, python: Path) -> Path
     return task_root
 
 
-def same_file(base: Revision, head: Revision, name: str) -> bool:
-    first, second = base.source / name, head.source / name
-    return first.exists() == second.exists() and (not first.exists() or first.read_bytes() == second.read_bytes())
+def pinned_requirements(revision: Revision) -> list[str]:
+    """requirements.txt's requirement lines, comments and blank lines left out: what a venv is built from."""
+    path = revision.source / "requirements.txt"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
