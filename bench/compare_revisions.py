@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import inputs, venvs
+from bench.cold_start import first_answer
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
 from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_task_root, pinned_requirements
 from bench.revision_table import Metric, render
@@ -132,10 +133,7 @@ class Side:
 def cold_start(side: Side, route: str, event: dict, python: Path, record: bool) -> None:
     runtime = lambda_runtime.LambdaRuntime(side.task_root, HANDLER, {"MODEL_DIR": str(MODELS_DIR.resolve())},
                                            python=python)
-    started = time.perf_counter()
-    with runtime:
-        invocation = runtime.invoke(event)
-        elapsed_ms = (time.perf_counter() - started) * 1000
+    elapsed_ms, invocation = first_answer(runtime, event)
     if invocation.status != 200:
         raise RuntimeError(f"{side.revision.label} {route} answered {invocation.status}: {invocation.payload}")
     if record:
