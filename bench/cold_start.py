@@ -40,13 +40,19 @@ class Samples:
     stages: list[dict] = field(default_factory=list)  # the function's own timings_ms of the cold request
 
 
-def measure_once(configuration: lambda_runtimes.Configuration, event: dict, samples: Samples | None,
-                 environment: dict[str, str] | None = None) -> None:
-    runtime = configuration.runtime(environment)
+def first_answer(runtime: lambda_runtime.LambdaRuntime, event: dict) -> tuple[float, lambda_runtime.Invocation]:
+    """A fresh execution environment's first answer, on the client's clock from starting the emulator (the runtime
+    process starts on that first invoke, as in Lambda)."""
     started = time.perf_counter()
     with runtime:
         invocation = runtime.invoke(event)
         elapsed_ms = (time.perf_counter() - started) * 1000
+    return elapsed_ms, invocation
+
+
+def measure_once(configuration: lambda_runtimes.Configuration, event: dict, samples: Samples | None,
+                 environment: dict[str, str] | None = None) -> None:
+    elapsed_ms, invocation = first_answer(configuration.runtime(environment), event)
     if invocation.status != 200:
         raise RuntimeError(f"{configuration.label} answered {invocation.status}: {invocation.payload}")
     if samples is not None:

@@ -34,8 +34,8 @@ class RawModel:
         self._inputs = {spec["role"]: spec for spec in self.manifest["inputs"]}
         self._output = self.manifest["outputs"][0]["name"]
         self._tokenizer = None
-        preprocessing = self.manifest["preprocessing"]
-        if preprocessing["type"] == "text":
+        preprocessing = self.manifest.get("preprocessing") or {}  # a tensor model has none
+        if preprocessing.get("type") == "text":
             from tokenizers import Tokenizer
 
             self._tokenizer = Tokenizer.from_file(str(model_dir / preprocessing["tokenizer"]))
@@ -56,6 +56,10 @@ class RawModel:
         spec = self._inputs["image"]
         scores = self._runner(**{spec["name"]: _quantize(batch, spec)})[self._output]
         return int(np.argmax(scores[0]))
+
+    def invoke(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Typed arrays straight into the signature runner: a tensor model's whole floor."""
+        return self._runner(**feed)
 
     def tokenize(self, text: str) -> list[int]:
         return list(self._tokenizer.encode(text).ids)

@@ -1,0 +1,84 @@
+"""Runs inside the Lambda venv for one revision's task root: warm handler calls on request, timed beside their floor.
+
+`python -m bench.revision_worker PLAN.json`, with that revision's task root first on PYTHONPATH (so `function` is
+the revision's) and MODEL_DIR set. Only `function.app.handler` is imported from the function: the one entry point
+every revision keeps, whatever its module layout. PLAN.json (bench/compare_revisions.py) holds, per route, the
+API Gateway event and the floor's input. The driver then sends one JSON line per batch on stdin,
+{"route": ..., "requests": N}, and reads one line back, {"handler_ms": [...], "floor_ms": [...]}: handler and floor
+calls alternate request by request. The function's own log lines go to /dev/null, so stdout carries only answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+WARMUP_REQUESTS = 10
+
+
+def _answers_channel():
+    """The original stdout for answers; fd 1 itself (where the function logs) now goes to /dev/null."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    return channel
+
+
+def _floor(step: dict, model_dir: Path):
+    """The same input through the libraries alone (bench/raw_pipeline.py, or the bare signature runner)."""
+    floor = step.get("floor")
+    if floor is None:
+        return None
+    import numpy as np
+
+    from bench.raw_pipeline import RawModel
+
+    model = RawModel(model_dir / step["model"])
+    if floor["kind"] == "image":
+        photo = base64.b64decode(floor["input"])
+        return lambda: model.classify_image(photo)
+    if floor["kind"] == "text":
+        return lambda: model.classify_text(floor["input"])
+    arrays = {name: np.asarray(values, dtype=floor["dtypes"][name]) for name, values in floor["input"].items()}
+    return lambda: model.invoke(arrays)
+
+
+def _timed(call) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def main(plan_file: str) -> None:
+    answers = _answers_channel()
+    from function.app import handler  # the Lambda entry point, exactly as awslambdaric imports it
+
+    plan = json.loads(Path(plan_file).read_text())
+    model_dir = Path(os.environ["MODEL_DIR"])
+    floors = {route: _floor(step, model_dir) for route, step in plan.items()}
+    for route, step in plan.items():
+        for _ in range(WARMUP_REQUESTS):
+            answer = handler(step["event"], None)
+            if answer["statusCode"] != 200:
+                raise RuntimeError(f"{route} answered {answer['statusCode']}: {answer['body'][:300]}")
+            if floors[route]:
+                floors[route]()
+    answers.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        event, floor = plan[request["route"]]["event"], floors[request["route"]]
+        handler_ms, floor_ms = [], []
+        for _ in range(request["requests"]):
+            handler_ms.append(_timed(lambda: handler(event, None)))
+            if floor:
+                floor_ms.append(_timed(floor))
+        answers.write(json.dumps({"handler_ms": handler_ms, "floor_ms": floor_ms}) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
