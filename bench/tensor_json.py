@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from function.models.manifest import load_manifest
+from function.model.manifest import load_manifest
 from function.protocols import open_inference, tfserving
 from function.protocols.tensor_values import to_array
 from function.tasks.base import TaskLimits

@@ -23,9 +23,9 @@ import numpy as np
 from function.config import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_IMAGE_PIXELS
 from function.errors import ModelUnavailable
 from function.log import Timings
-from function.models.files import PRESENT, ModelFiles
-from function.models.manifest import Manifest, ManifestError
-from function.models.runner import ModelRunner
+from function.model.files import PRESENT, ModelFiles
+from function.model.manifest import Manifest, ManifestError
+from function.model.runner import ModelRunner
 
 Result = dict
 

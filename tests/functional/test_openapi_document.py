@@ -14,7 +14,7 @@ from openapi_spec_validator import validate
 from function.config import LIMITS
 from function.http_errors import status_of_kind
 from function.log import LOGGER_NAME
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
 from function.openapi.error_codes import ERROR_CODES
 from function.router import ROUTES, template_of

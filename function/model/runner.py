@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 
-from function.models.manifest import Manifest, TensorSpec
+from function.model.manifest import Manifest, TensorSpec
 
 
 def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
