@@ -31,7 +31,7 @@ RESULTS_TABLE = "RESULTS_TABLE"  # DynamoDB table name; `auto` picks DynamoDB wh
 RESULTS_SQLITE_PATH = "RESULTS_SQLITE_PATH"
 CACHE_TTL_SECONDS = "CACHE_TTL_SECONDS"
 CACHE_MEMORY_ITEMS = "CACHE_MEMORY_ITEMS"
-# AWS_ENDPOINT_URL_DYNAMODB (the SDKs' standard override, read by function/cache/dynamodb_client.py) points the
+# AWS_ENDPOINT_URL_DYNAMODB (the SDKs' standard override, read by function/aws/dynamodb.py) points the
 # DynamoDB store at a local server; AWS_REGION and the AWS_* credentials come from Lambda's environment.
 
 DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 3600

@@ -1,5 +1,5 @@
 """The shared store across containers: a DynamoDB table, through a lazily created standard-library client
-(function/cache/dynamodb_client.py: boto3 cost 0.2-0.45 s of cold start for the two calls made here).
+(function/aws/dynamodb.py: boto3 cost 0.2-0.45 s of cold start for the two calls made here).
 
 Every failure (down, slow, throttled, malformed item, oversize result) is logged, counted and becomes a miss or
 a skipped write. Latency bound and table definition: docs/caching.md.
@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from function.aws.dynamodb import client_from_environment
 from function.cache.base import Entry, Result, chunks
 from function.cache.breaker import CircuitBreaker
 from function.cache.dynamodb_item import KEY_ATTRIBUTE, MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
@@ -37,8 +38,6 @@ THROTTLING_CODES = frozenset({
 
 def create_dynamodb_client():
     """A DynamoDB client with a short deadline and one retry, configured from the environment Lambda provides."""
-    from function.cache.dynamodb_client import client_from_environment  # http.client/ssl: only when used
-
     return client_from_environment(
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         call_timeout=STORE_CALL_DEADLINE_SECONDS,
