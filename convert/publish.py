@@ -24,7 +24,7 @@ from function.model.manifest import MANIFEST_FILE
 from function.catalog.published import (INDEX_FILE, ModelIndexError, PublishedModel, index_bytes, parse_index,
                                        parse_s3_url)
 from function.catalog.registry import UnservableModel, open_model
-from function.tasks.base import TaskLimits
+from function.config import TaskLimits
 
 EXIT_USER_ERROR = 2
 INDEX_ATTEMPTS = 5  # compare-and-swap rounds against other publishers before giving up

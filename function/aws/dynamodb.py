@@ -25,6 +25,7 @@ from function.aws.client import AwsClient
 from function.aws.sigv4 import Credentials
 from function.aws.transport import DeadlineExceeded, Endpoint, HttpTransport, endpoint_url, parse_endpoint, \
     remaining_seconds
+from function.config import Env
 
 TARGET_PREFIX = "DynamoDB_20120810."  # the API version every DynamoDB JSON operation is addressed by
 CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -48,7 +49,7 @@ class ResponseCorrupted(http.client.HTTPException):
 
 def resolve_endpoint(region: str, environ: Mapping[str, str] | None = None) -> Endpoint:
     """AWS_ENDPOINT_URL_DYNAMODB, then AWS_ENDPOINT_URL (the SDKs' standard overrides), else the regional endpoint."""
-    url = endpoint_url("AWS_ENDPOINT_URL_DYNAMODB", environ) or f"https://dynamodb.{region}.amazonaws.com"
+    url = endpoint_url(Env.AWS_ENDPOINT_URL_DYNAMODB, environ) or f"https://dynamodb.{region}.amazonaws.com"
     return parse_endpoint(url, "DynamoDB")
 
 

@@ -2,9 +2,9 @@
 
 Why not boto3 on these paths: in a fresh process `import boto3` plus an S3 client cost 0.46-0.56 s here and
 ~30-40 MB, against 0.04-0.07 s and 3-10 MB for this module, mostly http.client and ssl (`python -m bench --section
-11` measures both), all for plain REST calls. Requests
-are signed by function/aws/sigv4.py, the one signer, and sent through function/aws/transport.py (one kept-alive
-connection per thread and host, each read bounded by read_timeout). Errors raise `S3Error` with S3's own code (NoSuchKey, AccessDenied, SlowDown...).
+11` measures both), all for plain REST calls. Requests are signed by function/aws/sigv4.py, the one signer, and
+sent through function/aws/transport.py (one kept-alive connection per thread and host, each read bounded by
+read_timeout). Errors raise `S3Error` with S3's own code (NoSuchKey, AccessDenied, SlowDown...).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from function.aws.client import AwsClient
 from function.aws.sigv4 import Credentials, query_string, uri_path
 from function.aws.transport import Endpoint, HttpTransport, endpoint_url, parse_endpoint
+from function.config import Env
 
 XML_NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
 CHUNK_BYTES = 1 << 20
@@ -73,7 +74,7 @@ class S3Endpoint(Endpoint):
 def resolve_endpoint(region: str, environ: Mapping[str, str] | None = None) -> S3Endpoint:
     """AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL (path-style there), else the regional endpoint with the bucket in
     the host name."""
-    url = endpoint_url("AWS_ENDPOINT_URL_S3", environ)
+    url = endpoint_url(Env.AWS_ENDPOINT_URL_S3, environ)
     if not url:
         return S3Endpoint("https", f"s3.{region}.amazonaws.com", 443, "/", path_style=False)
     parsed = parse_endpoint(url, "S3")

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from function.config import Env
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # A kept-alive connection the server (or a frozen Lambda's network) dropped fails like this before any reply;
 # it is reopened and the request sent again at once, without spending one of the client's attempts.
@@ -64,7 +66,7 @@ def host_header(host: str, scheme: str, port: int) -> str:
 def endpoint_url(service_variable: str, environ: Mapping[str, str] | None = None) -> str:
     """AWS_ENDPOINT_URL_<SERVICE>, then AWS_ENDPOINT_URL (the SDKs' standard overrides); "" when neither is set."""
     environ = os.environ if environ is None else environ
-    return (environ.get(service_variable) or environ.get("AWS_ENDPOINT_URL") or "").strip()
+    return (environ.get(service_variable) or environ.get(Env.AWS_ENDPOINT_URL) or "").strip()
 
 
 def parse_endpoint(url: str, service: str) -> Endpoint:

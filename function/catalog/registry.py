@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
+from function.config import TaskLimits
 from function.errors import ModelNotFound, ModelUnavailable, WrongTask
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 from function.tasks import TASKS
-from function.tasks.base import Task, TaskLimits
+from function.tasks.base import Task
 from function.tasks.tensor import TensorTask
 
 log = logging.getLogger("function")

@@ -10,7 +10,7 @@ import pytest
 from function.errors import InvalidInput, PayloadTooLarge
 from function.model.manifest import Manifest, ManifestError, TensorSpec
 from function.protocols import open_inference
-from function.tasks.base import TaskLimits
+from function.config import TaskLimits
 from function.tasks.tensor import TensorTask
 
 REPO = Path(__file__).resolve().parents[2]
