@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from bench.paths import MODELS_DIR
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from saved_model.recipes import paraphrase_set
 
 RUNS = 10

@@ -147,7 +147,7 @@ def upload_events(requests: int, server) -> tuple[list[list[str]], list[list[str
     from function.cache.base import NullResultStore
     from function.cache.memory import MemoryResultStore
     from function.config import ServiceSettings
-    from function.models.registry import ModelRegistry
+    from function.catalog.registry import ModelRegistry
     from function.service import Service
     from tests.support.aws_events import s3_object_created
 

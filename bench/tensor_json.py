@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from function.models.manifest import load_manifest
+from function.model.manifest import load_manifest
 from function.protocols import open_inference, tfserving
 from function.protocols.tensor_values import to_array
-from function.tasks.base import TaskLimits
+from function.config import TaskLimits
 from function.tasks.tensor import TensorTask
 
 REPO = Path(__file__).resolve().parent.parent

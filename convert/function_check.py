@@ -13,9 +13,10 @@ from convert.errors import ConversionError
 from convert.litert_model import LiteRTModel
 from convert.samples import Samples
 from function.errors import ServingError
-from function.models.outputs import probabilities
-from function.models.registry import UnservableModel, open_model
-from function.tasks.base import Result, Task, TaskLimits
+from function.model.outputs import probabilities
+from function.catalog.registry import UnservableModel, open_model
+from function.config import TaskLimits
+from function.tasks.base import Result, Task
 from function.tasks.tensor import output_array
 from function.tasks.text_embedding import decode_vector
 

@@ -9,8 +9,8 @@ from ai_edge_litert.interpreter import Interpreter
 from convert.errors import ConversionError, first_line
 from convert.quiet import quiet_native_stderr
 from convert.saved_model_inspect import SIGNATURE
-from function.models.manifest import TensorSpec
-from function.models.runner import dequantize, quantize
+from function.model.manifest import TensorSpec
+from function.model.runner import dequantize, quantize
 
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
 # Op names a converted model has only when its weights were left as uninitialised variables (a Keras model written

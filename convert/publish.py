@@ -1,7 +1,7 @@
 """`python -m convert publish MODEL_DIR s3://bucket/prefix/`: put a converted model where the function can serve it
 from S3 (MODEL_SOURCE=s3://bucket/prefix/), so that no reader ever sees half of it.
 
-The layout is function/models/published.py's: the version's files go to <prefix><name>/<version>/ first, then
+The layout is function/catalog/published.py's: the version's files go to <prefix><name>/<version>/ first, then
 index.json is rewritten with a compare-and-swap on its ETag (If-Match, or If-None-Match: * for the first model),
 so a reader finds either the previous version or the complete new one, and two publishers never lose each other's
 models. The directory must serve as it is (the same checks the function makes at start) and every file must match
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from function.aws.s3 import S3Client, S3Error
-from function.models.download import file_sha256
-from function.models.manifest import MANIFEST_FILE
-from function.models.published import (INDEX_FILE, ModelIndexError, PublishedModel, index_bytes, parse_index,
+from function.catalog.download import file_sha256
+from function.model.manifest import MANIFEST_FILE
+from function.catalog.published import (INDEX_FILE, ModelIndexError, PublishedModel, index_bytes, parse_index,
                                        parse_s3_url)
-from function.models.registry import UnservableModel, open_model
-from function.tasks.base import TaskLimits
+from function.catalog.registry import UnservableModel, open_model
+from function.config import TaskLimits
 
 EXIT_USER_ERROR = 2
 INDEX_ATTEMPTS = 5  # compare-and-swap rounds against other publishers before giving up

@@ -1,4 +1,5 @@
-"""Every environment variable the function reads, in one place.
+"""Every environment variable the function reads, in one place: their names (Env) and what they resolve to
+(ServiceSettings, CacheSettings, TaskLimits).
 
 Resolution order everywhere: explicit argument, then environment variable, then the default documented here.
 """
@@ -9,31 +10,62 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# Where converted models live: one sub-directory per model, as `python -m convert` writes it.
-MODEL_DIR = "MODEL_DIR"
+class Env:
+    """The names of the environment variables, as serverless.yml and the docs spell them (each value is its own
+    name): `Env.MAX_BATCH` is the variable, `ServiceSettings.max_batch` its value in force."""
+
+    # Where converted models live: one sub-directory per model, as `python -m convert` writes it.
+    MODEL_DIR = "MODEL_DIR"
+    # Or s3://bucket/prefix/ where `python -m convert publish` put them (default: MODEL_DIR; docs/deploy.md).
+    MODEL_SOURCE = "MODEL_SOURCE"
+    MODEL_REFRESH_SECONDS = "MODEL_REFRESH_SECONDS"  # how often to look for a newly published version; 0 = never
+    MODEL_DOWNLOAD_DIR = "MODEL_DOWNLOAD_DIR"  # where published models are downloaded to
+
+    # S3 uploads and SQS messages (docs/events.md): where their results go, and which uploads are classified.
+    RESULTS_BUCKET = "RESULTS_BUCKET"  # SQS results; uploads' results go to the upload's own bucket unless set
+    RESULTS_PREFIX = "RESULTS_PREFIX"
+    UPLOADS_PREFIX = "UPLOADS_PREFIX"  # the same rules as the bucket's event notification, checked again here
+    UPLOADS_SUFFIX = "UPLOADS_SUFFIX"
+
+    # Result cache (docs/caching.md).
+    RESULTS_CACHE = "RESULTS_CACHE"  # auto | dynamodb | sqlite | memory | off
+    RESULTS_TABLE = "RESULTS_TABLE"  # DynamoDB table name; `auto` picks DynamoDB when set
+    RESULTS_SQLITE_PATH = "RESULTS_SQLITE_PATH"
+    CACHE_TTL_SECONDS = "CACHE_TTL_SECONDS"
+    CACHE_MEMORY_ITEMS = "CACHE_MEMORY_ITEMS"
+
+    # Serving (docs/api.md lists the limits).
+    DEFAULT_IMAGE_MODEL = "DEFAULT_IMAGE_MODEL"  # model /classify uses when the request names none
+    DEFAULT_TEXT_MODEL = "DEFAULT_TEXT_MODEL"  # model /sentiment and /tokenize use when the request names none
+    DEFAULT_EMBEDDING_MODEL = "DEFAULT_EMBEDDING_MODEL"  # model /embed uses when the request names none
+    MAX_BODY_BYTES = "MAX_BODY_BYTES"
+    MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
+    MAX_BATCH = "MAX_BATCH"  # images per request
+    MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request (embedding clients send batches)
+    MAX_TENSOR_BATCH = "MAX_TENSOR_BATCH"  # instances per TF Serving / Open Inference request
+    MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
+    MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
+    PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
+    SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function serve` sets it)
+    LOG_LEVEL = "LOG_LEVEL"
+
+    # Set by Lambda (or by hand outside it) and read by function/aws/: the region, the execution role's
+    # credentials, and the SDKs' standard endpoint overrides that point a client at a local server.
+    LAMBDA_TASK_ROOT = "LAMBDA_TASK_ROOT"  # set only inside Lambda: where the code is (read-only)
+    AWS_REGION = "AWS_REGION"
+    AWS_DEFAULT_REGION = "AWS_DEFAULT_REGION"
+    AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
+    AWS_SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"
+    AWS_SESSION_TOKEN = "AWS_SESSION_TOKEN"
+    AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"
+    AWS_ENDPOINT_URL_S3 = "AWS_ENDPOINT_URL_S3"
+    AWS_ENDPOINT_URL_DYNAMODB = "AWS_ENDPOINT_URL_DYNAMODB"
+
+
+# What the variables above resolve to when unset or empty.
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
-# Or s3://bucket/prefix/ where `python -m convert publish` put them (default: MODEL_DIR; docs/deploy.md).
-MODEL_SOURCE = "MODEL_SOURCE"
-MODEL_REFRESH_SECONDS = "MODEL_REFRESH_SECONDS"  # how often to look for a newly published version; 0 = never
-MODEL_DOWNLOAD_DIR = "MODEL_DOWNLOAD_DIR"  # where published models are downloaded to
 DEFAULT_MODEL_DOWNLOAD_DIR = Path(tempfile.gettempdir()) / "lambda-tflite-models"
-
-# S3 uploads and SQS messages (docs/events.md): where their results go, and which uploads are classified.
-RESULTS_BUCKET = "RESULTS_BUCKET"  # SQS results; uploads' results go to the upload's own bucket unless set
-RESULTS_PREFIX = "RESULTS_PREFIX"
 DEFAULT_RESULTS_PREFIX = "predictions/"
-UPLOADS_PREFIX = "UPLOADS_PREFIX"  # the same rules as the bucket's event notification, checked again here
-UPLOADS_SUFFIX = "UPLOADS_SUFFIX"
-
-# Result cache (docs/caching.md).
-RESULTS_CACHE = "RESULTS_CACHE"  # auto | dynamodb | sqlite | memory | off
-RESULTS_TABLE = "RESULTS_TABLE"  # DynamoDB table name; `auto` picks DynamoDB when set
-RESULTS_SQLITE_PATH = "RESULTS_SQLITE_PATH"
-CACHE_TTL_SECONDS = "CACHE_TTL_SECONDS"
-CACHE_MEMORY_ITEMS = "CACHE_MEMORY_ITEMS"
-# AWS_ENDPOINT_URL_DYNAMODB (the SDKs' standard override, read by function/cache/dynamodb_client.py) points the
-# DynamoDB store at a local server; AWS_REGION and the AWS_* credentials come from Lambda's environment.
-
 DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 3600
 DEFAULT_CACHE_MEMORY_ITEMS = 1024
 # Outside Lambda, one file per checkout (ignored by git): two checkouts or servers never share cached answers.
@@ -43,7 +75,7 @@ LAMBDA_SQLITE_PATH = Path(tempfile.gettempdir()) / "lambda-tflite-results.sqlite
 
 
 def default_sqlite_path(environ: dict | None = None) -> Path:
-    return LAMBDA_SQLITE_PATH if _env("LAMBDA_TASK_ROOT", environ) else PROJECT_SQLITE_PATH
+    return LAMBDA_SQLITE_PATH if _env(Env.LAMBDA_TASK_ROOT, environ) else PROJECT_SQLITE_PATH
 
 
 def _env(name: str, environ: dict | None = None) -> str | None:
@@ -69,37 +101,22 @@ class CacheSettings:
 
     @classmethod
     def from_env(cls, environ: dict | None = None) -> "CacheSettings":
-        table = _env(RESULTS_TABLE, environ)
-        backend = (_env(RESULTS_CACHE, environ) or "auto").lower()
+        table = _env(Env.RESULTS_TABLE, environ)
+        backend = (_env(Env.RESULTS_CACHE, environ) or "auto").lower()
         if backend == "auto":
             backend = "dynamodb" if table else "sqlite"
         if backend not in {"dynamodb", "sqlite", "memory", "off"}:
-            raise ValueError(f"{RESULTS_CACHE} must be auto, dynamodb, sqlite, memory or off, not {backend!r}")
+            raise ValueError(f"{Env.RESULTS_CACHE} must be auto, dynamodb, sqlite, memory or off, not {backend!r}")
         if backend == "dynamodb" and not table:
-            raise ValueError(f"{RESULTS_CACHE}=dynamodb needs {RESULTS_TABLE}")
+            raise ValueError(f"{Env.RESULTS_CACHE}=dynamodb needs {Env.RESULTS_TABLE}")
         return cls(
             backend=backend,
             table=table,
-            sqlite_path=Path(_env(RESULTS_SQLITE_PATH, environ) or default_sqlite_path(environ)),
-            ttl_seconds=int(_env(CACHE_TTL_SECONDS, environ) or DEFAULT_CACHE_TTL_SECONDS),
-            memory_items=int(_env(CACHE_MEMORY_ITEMS, environ) or DEFAULT_CACHE_MEMORY_ITEMS),
+            sqlite_path=Path(_env(Env.RESULTS_SQLITE_PATH, environ) or default_sqlite_path(environ)),
+            ttl_seconds=int(_env(Env.CACHE_TTL_SECONDS, environ) or DEFAULT_CACHE_TTL_SECONDS),
+            memory_items=int(_env(Env.CACHE_MEMORY_ITEMS, environ) or DEFAULT_CACHE_MEMORY_ITEMS),
         )
 
-
-# Serving (docs/api.md lists the limits).
-DEFAULT_IMAGE_MODEL = "DEFAULT_IMAGE_MODEL"  # model /classify uses when the request names none
-DEFAULT_TEXT_MODEL = "DEFAULT_TEXT_MODEL"  # model /sentiment and /tokenize use when the request names none
-DEFAULT_EMBEDDING_MODEL = "DEFAULT_EMBEDDING_MODEL"  # model /embed uses when the request names none
-MAX_BODY_BYTES = "MAX_BODY_BYTES"
-MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
-MAX_BATCH = "MAX_BATCH"  # images per request
-MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request (embedding clients send batches)
-MAX_TENSOR_BATCH = "MAX_TENSOR_BATCH"  # instances per TF Serving / Open Inference request
-MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
-MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
-PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
-SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function serve` sets it)
-LOG_LEVEL = "LOG_LEVEL"
 
 # Lambda's synchronous payload limit: a bigger request never reaches the function in AWS anyway.
 DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
@@ -115,8 +132,16 @@ DEFAULT_MAX_BATCH_TOKENS = 16_384
 DEFAULT_MAX_TEXT_CHARS = 10_000
 # The limits a request is held to, by environment variable; each is the ServiceSettings field of the same name in
 # lower case. GET /openapi.json publishes them with their values in force.
-LIMITS = (MAX_BODY_BYTES, MAX_IMAGE_PIXELS, MAX_BATCH, MAX_TEXT_BATCH, MAX_TENSOR_BATCH, MAX_BATCH_TOKENS,
-          MAX_TEXT_CHARS)
+LIMIT_VARIABLES = (Env.MAX_BODY_BYTES, Env.MAX_IMAGE_PIXELS, Env.MAX_BATCH, Env.MAX_TEXT_BATCH, Env.MAX_TENSOR_BATCH,
+                   Env.MAX_BATCH_TOKENS, Env.MAX_TEXT_CHARS)
+
+
+@dataclass(frozen=True)
+class TaskLimits:
+    """The bounds on what one request may ask of a model (docs/api.md, "Limits"): what a task is given."""
+
+    max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
 
 
 @dataclass(frozen=True)
@@ -144,21 +169,19 @@ class ServiceSettings:
     serve_page: bool = False
 
     def limit(self, variable: str) -> int:
-        """The value in force of one of LIMITS, named by its environment variable."""
+        """The value in force of one of LIMIT_VARIABLES, named by its environment variable."""
         return getattr(self, variable.lower())
 
-    def task_limits(self):
-        from function.tasks.base import TaskLimits  # noqa: PLC0415  (config is imported by everything, tasks by few)
-
+    def task_limits(self) -> TaskLimits:
         return TaskLimits(self.max_image_pixels, self.max_batch_tokens)
 
     def default_model(self, task: str) -> tuple[str, str]:
         """(the model a route of `task` uses when the request names none, the variable that sets it)."""
         if task == "image_classification":
-            return self.default_image_model, DEFAULT_IMAGE_MODEL
+            return self.default_image_model, Env.DEFAULT_IMAGE_MODEL
         if task == "text_embedding":
-            return self.default_embedding_model, DEFAULT_EMBEDDING_MODEL
-        return self.default_text_model, DEFAULT_TEXT_MODEL
+            return self.default_embedding_model, Env.DEFAULT_EMBEDDING_MODEL
+        return self.default_text_model, Env.DEFAULT_TEXT_MODEL
 
     @classmethod
     def from_env(cls, environ: dict | None = None, **overrides) -> "ServiceSettings":
@@ -176,38 +199,39 @@ class ServiceSettings:
                 raise ValueError(f"{name} must be a whole number of seconds (0 = off), not {raw!r}")
             return int(raw)
 
-        results_prefix = _env(RESULTS_PREFIX, environ) or DEFAULT_RESULTS_PREFIX
-        uploads_prefix = _env(UPLOADS_PREFIX, environ) or ""
+        results_prefix = _env(Env.RESULTS_PREFIX, environ) or DEFAULT_RESULTS_PREFIX
+        uploads_prefix = _env(Env.UPLOADS_PREFIX, environ) or ""
         if uploads_prefix.startswith(results_prefix):
-            raise ValueError(f"{UPLOADS_PREFIX} {uploads_prefix!r} is inside {RESULTS_PREFIX} {results_prefix!r}: "
-                             "the function never classifies its own results, so it would classify nothing")
-        preload = (_env(PRELOAD_MODELS, environ) or "none").lower()
+            raise ValueError(f"{Env.UPLOADS_PREFIX} {uploads_prefix!r} is inside {Env.RESULTS_PREFIX} "
+                             f"{results_prefix!r}: the function never classifies its own results, so it would "
+                             "classify nothing")
+        preload = (_env(Env.PRELOAD_MODELS, environ) or "none").lower()
         if preload not in {"none", "all"}:
-            raise ValueError(f"{PRELOAD_MODELS} must be none or all, not {preload!r}")
-        serve_page = (_env(SERVE_PAGE, environ) or "false").lower()
+            raise ValueError(f"{Env.PRELOAD_MODELS} must be none or all, not {preload!r}")
+        serve_page = (_env(Env.SERVE_PAGE, environ) or "false").lower()
         if serve_page not in {"true", "false"}:
-            raise ValueError(f"{SERVE_PAGE} must be true or false, not {serve_page!r}")
+            raise ValueError(f"{Env.SERVE_PAGE} must be true or false, not {serve_page!r}")
         values = dict(
-            model_dir=Path(_env(MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
-            model_source=_env(MODEL_SOURCE, environ),
-            model_refresh_seconds=seconds(MODEL_REFRESH_SECONDS),
-            model_download_dir=Path(_env(MODEL_DOWNLOAD_DIR, environ) or DEFAULT_MODEL_DOWNLOAD_DIR),
-            results_bucket=_env(RESULTS_BUCKET, environ),
+            model_dir=Path(_env(Env.MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
+            model_source=_env(Env.MODEL_SOURCE, environ),
+            model_refresh_seconds=seconds(Env.MODEL_REFRESH_SECONDS),
+            model_download_dir=Path(_env(Env.MODEL_DOWNLOAD_DIR, environ) or DEFAULT_MODEL_DOWNLOAD_DIR),
+            results_bucket=_env(Env.RESULTS_BUCKET, environ),
             results_prefix=results_prefix,
             uploads_prefix=uploads_prefix,
-            uploads_suffix=_env(UPLOADS_SUFFIX, environ) or "",
-            default_image_model=_env(DEFAULT_IMAGE_MODEL, environ) or "efficientnet_lite0",
-            default_text_model=_env(DEFAULT_TEXT_MODEL, environ) or "sentiment",
-            default_embedding_model=_env(DEFAULT_EMBEDDING_MODEL, environ) or "minilm",
-            max_body_bytes=number(MAX_BODY_BYTES, DEFAULT_MAX_BODY_BYTES),
-            max_image_pixels=number(MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
-            max_batch=number(MAX_BATCH, DEFAULT_MAX_BATCH),
-            max_text_batch=number(MAX_TEXT_BATCH, DEFAULT_MAX_TEXT_BATCH),
-            max_tensor_batch=number(MAX_TENSOR_BATCH, DEFAULT_MAX_TENSOR_BATCH),
-            max_batch_tokens=number(MAX_BATCH_TOKENS, DEFAULT_MAX_BATCH_TOKENS),
-            max_text_chars=number(MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
+            uploads_suffix=_env(Env.UPLOADS_SUFFIX, environ) or "",
+            default_image_model=_env(Env.DEFAULT_IMAGE_MODEL, environ) or "efficientnet_lite0",
+            default_text_model=_env(Env.DEFAULT_TEXT_MODEL, environ) or "sentiment",
+            default_embedding_model=_env(Env.DEFAULT_EMBEDDING_MODEL, environ) or "minilm",
+            max_body_bytes=number(Env.MAX_BODY_BYTES, DEFAULT_MAX_BODY_BYTES),
+            max_image_pixels=number(Env.MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
+            max_batch=number(Env.MAX_BATCH, DEFAULT_MAX_BATCH),
+            max_text_batch=number(Env.MAX_TEXT_BATCH, DEFAULT_MAX_TEXT_BATCH),
+            max_tensor_batch=number(Env.MAX_TENSOR_BATCH, DEFAULT_MAX_TENSOR_BATCH),
+            max_batch_tokens=number(Env.MAX_BATCH_TOKENS, DEFAULT_MAX_BATCH_TOKENS),
+            max_text_chars=number(Env.MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
             preload_models=preload == "all",
-            log_level=(_env(LOG_LEVEL, environ) or "INFO").upper(),
+            log_level=(_env(Env.LOG_LEVEL, environ) or "INFO").upper(),
             serve_page=serve_page == "true",
         )
         values.update(overrides)

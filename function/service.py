@@ -17,8 +17,8 @@ from function.errors import ServingError
 from function.events import Request
 from function.http_errors import error_response, internal_error_response
 from function.log import Timings
-from function.models.registry import ModelRegistry
-from function.models.source import open_model_source
+from function.catalog.registry import ModelRegistry
+from function.catalog.configured_source import open_model_source
 from function.responses import Response, json_response, to_result
 from function.router import resolve, template_of
 from function.routes.context import RouteContext

@@ -6,7 +6,7 @@ import numpy as np
 from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, nonfinite_problem, nonfinite_rows,
                                    rounded)
 from convert.samples import Samples
-from function.models.outputs import probabilities
+from function.model.outputs import probabilities
 
 # Lowest top-1 agreement with the SavedModel each mode may have (docs/conversion.md says why).
 THRESHOLDS = {"float32": 0.99, "float16": 0.99, "dynamic": 0.98, "int8": 0.95}

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import quote
 
+from function.config import Env
+
 ALGORITHM = "AWS4-HMAC-SHA256"
 
 
@@ -26,15 +28,15 @@ class Credentials:
 def credentials_from_environment(environ: Mapping[str, str] | None = None) -> Credentials:
     """Lambda always sets these for the execution role; no other credential source is needed there."""
     environ = os.environ if environ is None else environ
-    access_key, secret_key = environ.get("AWS_ACCESS_KEY_ID"), environ.get("AWS_SECRET_ACCESS_KEY")
+    access_key, secret_key = environ.get(Env.AWS_ACCESS_KEY_ID), environ.get(Env.AWS_SECRET_ACCESS_KEY)
     if not access_key or not secret_key:
         raise RuntimeError("no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set")
-    return Credentials(access_key, secret_key, environ.get("AWS_SESSION_TOKEN") or None)
+    return Credentials(access_key, secret_key, environ.get(Env.AWS_SESSION_TOKEN) or None)
 
 
 def region_from_environment(environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
-    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+    region = environ.get(Env.AWS_REGION) or environ.get(Env.AWS_DEFAULT_REGION)
     if not region:
         raise RuntimeError("no AWS region: AWS_REGION or AWS_DEFAULT_REGION must be set")
     return region

@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import json
 
-from function.cache.base import Result
 from function.cache.keys import digest_text as checksum_of
 
 
-def canonical_json(result: Result) -> str:
+def canonical_json(result: dict) -> str:
     return json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def encode_result(result: Result) -> tuple[str, str]:
+def encode_result(result: dict) -> tuple[str, str]:
     """Return (canonical JSON, sha256 hex of it)."""
     text = canonical_json(result)
     return text, checksum_of(text)
 
 
-def decode_result(text: object, checksum: object) -> Result | None:
+def decode_result(text: object, checksum: object) -> dict | None:
     """The stored result, or None when the entry is not exactly what `encode_result` wrote."""
     if not isinstance(text, str) or not isinstance(checksum, str) or checksum_of(text) != checksum:
         return None
@@ -30,4 +29,3 @@ def decode_result(text: object, checksum: object) -> Result | None:
     except ValueError:
         return None
     return result if isinstance(result, dict) else None
-

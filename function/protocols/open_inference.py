@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from function.errors import InvalidInput, ModelNotFound, PayloadTooLarge
-from function.models.manifest import Manifest, TensorSpec
+from function.model.manifest import Manifest, TensorSpec
 from function.protocols.tensor_values import DTYPE_NAMES, check_shape, expected_shape, instances_of, to_array, to_json
 from function.tasks.base import Result
 from function.tasks.tensor import Instance, TensorTask, output_array

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from function.errors import InvalidInput
-from function.models.manifest import TensorSpec
+from function.model.manifest import TensorSpec
 
 
 @dataclass(frozen=True)

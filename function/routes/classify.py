@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from function.config import MAX_BATCH, MAX_BODY_BYTES, MAX_IMAGE_PIXELS
+from function.config import Env
 from function.errors import InvalidInput, UnsupportedMedia
 from function.inference import Prediction
 from function.openapi import described_by
@@ -43,7 +43,7 @@ def describe(deployment: Deployment) -> Operation:
                            "predictions": spec.array(prediction, minItems=1)}),
         errors=(*spec.JSON_BODY, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type", "image_too_large",
                 "unsupported_image", *spec.MODEL_CHOICE),
-        limits=(MAX_BODY_BYTES, MAX_BATCH, MAX_IMAGE_PIXELS),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_BATCH, Env.MAX_IMAGE_PIXELS),
         tags=("images",),
     )
 

@@ -11,7 +11,7 @@ from function.errors import InvalidInput, ModelNotFound, WrongTask
 from function.events import Request
 from function.inference import Prediction, predict
 from function.log import Timings
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.tasks.base import Task
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from function.config import MAX_BATCH_TOKENS, MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
+from function.config import Env
 from function.errors import InvalidInput
 from function.openapi import described_by
 from function.responses import Response, json_response
@@ -32,7 +32,7 @@ def describe(deployment: Deployment) -> Operation:
         response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION, "dimensions": spec.COUNT,
                            "normalized": spec.BOOLEAN, "embeddings": spec.array(embedding, minItems=1)}),
         errors=(*spec.JSON_BODY, *spec.TEXTS, "too_many_tokens", *spec.MODEL_CHOICE),
-        limits=(MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS, MAX_BATCH_TOKENS),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
         tags=("embeddings",),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from function.config import MAX_BODY_BYTES, MAX_TENSOR_BATCH
+from function.config import Env
 from function.errors import ModelUnavailable
 from function.openapi import described_by
 from function.protocols import open_inference
@@ -153,7 +153,7 @@ def describe_infer(deployment: Deployment) -> Operation:
         errors=(*spec.TENSOR_BODY, "invalid_header", *spec.TENSOR_MODEL, "missing_field", "invalid_field",
                 "unsupported_parameter", "unknown_input", "missing_input", *spec.TENSOR_VALUES,
                 "invalid_binary_data", "batch_mismatch", "empty_batch", "batch_too_large", "unknown_output"),
-        limits=(MAX_BODY_BYTES, MAX_TENSOR_BATCH),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
         tags=TAGS,
     )
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import base64
 
-from function.config import MAX_BATCH_TOKENS, MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
+from function.config import Env
 from function.errors import InvalidInput, PayloadTooLarge
 from function.openapi import described_by
 from function.responses import Response, json_response
@@ -70,7 +70,7 @@ def describe(deployment: Deployment) -> Operation:
                            "usage": usage}),
         errors=(*spec.JSON_BODY, "missing_field", "invalid_field", "unsupported_input", "batch_too_large",
                 "empty_text", "text_too_large", "unsupported_dimensions", "too_many_tokens", *spec.MODEL_CHOICE),
-        limits=(MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS, MAX_BATCH_TOKENS),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
         tags=("embeddings",),
     )
 

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from function.config import ServiceSettings
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.openapi import described_by
 from function.responses import JSON_CONTENT_TYPE, Response
 from function.routes.context import RouteContext

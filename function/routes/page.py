@@ -9,7 +9,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from function.config import SERVE_PAGE
+from function.config import Env
 from function.errors import RouteNotFound
 from function.openapi import described_by
 from function.responses import Response
@@ -28,8 +28,8 @@ def describe(deployment: Deployment) -> Operation | None:
         return None
     return spec.Operation(
         summary="A page to try every model",
-        description=f"HTML: classify a photo, the sentiment of a text, the similarity of two sentences ({SERVE_PAGE}"
-                    "=true; on with `python -m function serve`).",
+        description="HTML: classify a photo, the sentiment of a text, the similarity of two sentences "
+                    f"({Env.SERVE_PAGE}=true; on with `python -m function serve`).",
         response={"type": "string"},
         response_type="text/html",
         tags=("service",),
@@ -39,7 +39,7 @@ def describe(deployment: Deployment) -> Operation | None:
 @described_by(describe)
 def page(ctx: RouteContext) -> Response:
     if not ctx.settings.serve_page:
-        raise RouteNotFound("route_not_found", f"This deployment serves the API only ({SERVE_PAGE}=true serves a "
+        raise RouteNotFound("route_not_found", f"This deployment serves the API only ({Env.SERVE_PAGE}=true serves a "
                             "page here); GET /openapi.json describes it.")
     return Response(200, _page_bytes(), {"content-type": "text/html; charset=utf-8"})
 

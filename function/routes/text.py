@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from function.config import MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
+from function.config import Env
 from function.errors import InvalidInput, PayloadTooLarge
 from function.openapi import described_by
 from function.responses import Response, json_response
@@ -67,7 +67,7 @@ def describe_sentiment(deployment: Deployment) -> Operation:
         response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
                            "predictions": spec.array(prediction, minItems=1)}),
         errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
-        limits=(MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS),
         tags=("text",),
     )
 
@@ -97,7 +97,7 @@ def describe_tokenize(deployment: Deployment) -> Operation:
         response=spec.obj({"model": spec.STRING, "max_length": spec.COUNT,
                            "results": spec.array(result, minItems=1)}),
         errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
-        limits=(MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS),
         tags=("text",),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from function.config import MAX_BODY_BYTES, MAX_TENSOR_BATCH
+from function.config import Env
 from function.openapi import described_by
 from function.protocols import tfserving
 from function.responses import Response, json_response
@@ -106,7 +106,7 @@ def describe_predict(deployment: Deployment) -> Operation:
                             spec.obj({"outputs": value_or_named})]},
         errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "unknown_signature", "missing_field", "invalid_field",
                 "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
-        limits=(MAX_BODY_BYTES, MAX_TENSOR_BATCH),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
         tags=TAGS,
     )
 

@@ -20,22 +20,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from function.config import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_IMAGE_PIXELS
+from function.config import TaskLimits
 from function.errors import ModelUnavailable
 from function.log import Timings
-from function.models.files import PRESENT, ModelFiles
-from function.models.manifest import Manifest, ManifestError
-from function.models.runner import ModelRunner
+from function.model.files import PRESENT, ModelFiles
+from function.model.manifest import Manifest, ManifestError
+from function.model.runner import ModelRunner
 
 Result = dict
-
-
-@dataclass(frozen=True)
-class TaskLimits:
-    """The bounds on what one request may ask of a model (docs/api.md, "Limits")."""
-
-    max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
 
 
 @dataclass(frozen=True)

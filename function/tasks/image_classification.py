@@ -8,7 +8,7 @@ import numpy as np
 
 from function.cache.keys import digest_bytes
 from function.log import Timings
-from function.models.outputs import is_label_score, probabilities, ranked
+from function.model.outputs import is_label_score, probabilities, ranked
 from function.tasks.base import Batch, Result, Task
 from function.tasks.classification import check_labels
 

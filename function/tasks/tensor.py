@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from function.log import Timings
-from function.models.manifest import TensorSpec
+from function.model.manifest import TensorSpec
 from function.tasks.base import Batch, Result, Task
 
 Instance = dict[str, np.ndarray]

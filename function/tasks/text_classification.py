@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from function.models.outputs import is_label_score, probabilities
+from function.model.outputs import is_label_score, probabilities
 from function.tasks.base import Batch, Result
 from function.tasks.classification import check_labels
 from function.tasks.text import TextTask

@@ -57,10 +57,10 @@ def test_the_function_is_the_image_given_by_digest(function):
 
 def cache_actions_called_by_the_function() -> set[str]:
     """The DynamoDB operations the function can send, read from the one client that sends them
-    (function/cache/dynamodb_client.py: `self.call("BatchGetItem", ...)` -> dynamodb:BatchGetItem)."""
-    source = (REPO_ROOT / "function" / "cache" / "dynamodb_client.py").read_text()
+    (function/aws/dynamodb.py: `self.call("BatchGetItem", ...)` -> dynamodb:BatchGetItem)."""
+    source = (REPO_ROOT / "function" / "aws" / "dynamodb.py").read_text()
     operations = set(re.findall(r'self\.call\(\s*"(\w+)"', source))
-    assert operations, "found no DynamoDB operations in function/cache/dynamodb_client.py"
+    assert operations, "found no DynamoDB operations in function/aws/dynamodb.py"
     return {f"dynamodb:{operation}" for operation in operations}
 
 

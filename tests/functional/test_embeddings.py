@@ -7,9 +7,9 @@ import pytest
 
 from function.cache.memory import MemoryResultStore
 from function.config import ServiceSettings
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.service import Service
-from function.tasks.base import TaskLimits
+from function.config import TaskLimits
 from saved_model.recipes import paraphrase_set
 from tests.support.function_fixtures import call, demo_models, make_service, registry, service  # noqa: F401
 

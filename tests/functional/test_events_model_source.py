@@ -17,9 +17,9 @@ import pytest
 from convert.publish import PublishError, publish
 from function.aws.s3 import client_from_environment
 from function.config import ServiceSettings
-from function.models.published import INDEX_FILE
-from function.models.registry import ModelRegistry
-from function.models.s3_source import S3ModelSource
+from function.catalog.published import INDEX_FILE
+from function.catalog.registry import ModelRegistry
+from function.catalog.s3_source import S3ModelSource
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64, encode, photo
@@ -85,7 +85,7 @@ def test_a_tampered_file_is_refused_and_never_served(aws, bucket, registry, tmp_
 
 
 def relabelled(model_dir: Path, tmp_path: Path) -> Path:
-    """The same model with new labels: a new serving version (function/models/identity.py)."""
+    """The same model with new labels: a new serving version (function/model/identity.py)."""
     copy = tmp_path / "relabelled" / model_dir.name
     shutil.copytree(model_dir, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
@@ -177,7 +177,7 @@ def test_the_settings_pick_the_source(bucket, registry, tmp_path, monkeypatch): 
     publish(registry.model_dir / "digits", f"s3://{bucket}/models/", client_from_environment())
     settings = ServiceSettings.from_env({"MODEL_SOURCE": f"s3://{bucket}/models/", "MODEL_REFRESH_SECONDS": "60",
                                          "MODEL_DOWNLOAD_DIR": str(tmp_path)})
-    from function.models.source import open_model_source
+    from function.catalog.configured_source import open_model_source
 
     source = open_model_source(settings)
     assert (source.description, source.refresh_seconds, source.directory) == (f"s3://{bucket}/models/", 60, tmp_path)

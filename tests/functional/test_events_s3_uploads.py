@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from function.entry.s3_upload import UploadsNotProcessed, tag_value
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.aws_events import s3_object_created
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.aws_events import sqs_batch
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401

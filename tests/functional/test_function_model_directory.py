@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
 from tests.support.photos import b64, cat_jpeg
 

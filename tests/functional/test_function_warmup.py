@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.function_fixtures import assert_healthy, demo_models, make_service  # noqa: F401
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.embedding_stand_in import NAME, models_with_embedding
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
 

@@ -11,10 +11,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from function.config import LIMITS
+from function.config import LIMIT_VARIABLES
 from function.http_errors import status_of_kind
 from function.log import LOGGER_NAME
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
 from function.openapi.error_codes import ERROR_CODES
 from function.router import ROUTES, template_of
@@ -66,7 +66,7 @@ def test_the_page_is_off_unless_settings_turn_it_on(service, registry):  # noqa:
 
 def test_limits_come_from_the_settings_in_force(registry):  # noqa: F811
     doc = document(make_service(registry, max_batch=3, max_text_batch=7, max_text_chars=99))
-    assert doc["info"]["x-limits"]["MAX_BATCH"] == 3 and set(doc["info"]["x-limits"]) == set(LIMITS)
+    assert doc["info"]["x-limits"]["MAX_BATCH"] == 3 and set(doc["info"]["x-limits"]) == set(LIMIT_VARIABLES)
     classify = operation_of(doc, "POST", "/classify")
     assert classify["requestBody"]["content"]["application/json"]["schema"]["properties"]["images"]["maxItems"] == 3
     assert classify["x-limits"]["MAX_BATCH"] == 3

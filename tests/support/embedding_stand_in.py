@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from function.models.manifest import MANIFEST_FILE
+from function.model.manifest import MANIFEST_FILE
 
 NAME = "sentiment_as_embedding"
 

@@ -12,7 +12,7 @@ import pytest
 
 from function.cache.memory import MemoryResultStore
 from function.config import DEFAULT_MODEL_DIR, ServiceSettings
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.service import Service
 from tests.support.events import EVENT_BUILDERS
 

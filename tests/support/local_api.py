@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from function.local_server import make_server
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.service import Service
 from tests.support.embedding_stand_in import NAME as STAND_IN, models_with_embedding
 from tests.support.function_fixtures import make_service

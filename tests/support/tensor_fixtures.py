@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from function.service import Service
 from tests.support.function_fixtures import REPO, demo_models, make_service  # noqa: F401
 

@@ -4,15 +4,25 @@ import json
 
 import pytest
 
+from function.cache.codec import decode_result
 from function.cache.dynamodb_item import MAX_ITEM_BYTES, CorruptItem, build_item, item_size, parse_item
+
+
+def parse_and_decode(item: dict):
+    """What the store reads from an item: parse_item's record, checked by the base class's decode."""
+    key, record = parse_item(item)
+    result = decode_result(record.text, record.checksum)
+    if result is None:
+        raise CorruptItem("result does not match its checksum or is not a JSON object")
+    return key, record.expires_at, result
 
 
 def test_round_trip_keeps_result_and_expiry():
     item = build_item("k" * 64, {"label": "cat"}, now=1000.7, ttl_seconds=60, model_version="abc")
-    key, entry = parse_item(item)
+    key, expires_at, result = parse_and_decode(item)
     assert key == "k" * 64
-    assert entry.result == {"label": "cat"}
-    assert entry.expires_at == 1060
+    assert result == {"label": "cat"}
+    assert expires_at == 1060
     assert item["model_version"] == {"S": "abc"}
 
 
@@ -26,7 +36,7 @@ def test_damaged_items_are_corrupt(damage):
     item = build_item("k", {"label": "cat"}, now=0, ttl_seconds=60)
     damage(item)
     with pytest.raises(CorruptItem):
-        parse_item(item)
+        parse_and_decode(item)
 
 
 def test_size_counts_names_strings_and_numbers_at_their_maximum():

@@ -7,7 +7,7 @@ from function.cache.breaker import CircuitBreaker
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.dynamodb_item import build_item
 from tests.support.dynamodb_server import use_fake_credentials
-from test_cache_dynamodb_client import INTERNAL, THROTTLED, ScriptedDynamoDB  # the same scripted server
+from test_aws_dynamodb_client import INTERNAL, THROTTLED, ScriptedDynamoDB  # the same scripted server
 
 TABLE = "results"
 THROTTLING = (400, {"__type": "com.amazon.coral.availability#ThrottlingException", "message": "Rate exceeded"})

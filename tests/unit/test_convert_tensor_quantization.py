@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from convert.litert_model import TensorDetails
-from function.models.runner import dequantize, quantize
+from function.model.runner import dequantize, quantize
 
 INT8 = TensorDetails("image", [1, 4], "int8", {"scale": 0.5, "zero_point": -10}).spec
 

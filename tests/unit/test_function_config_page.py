@@ -1,11 +1,11 @@
-"""SERVE_PAGE (the page at GET /) and LIMITS (the limits GET /openapi.json publishes) in function/config.py."""
+"""SERVE_PAGE (the page at GET /) and LIMIT_VARIABLES (the limits GET /openapi.json publishes) in function/config.py."""
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
 
-from function.config import LIMITS, ServiceSettings
+from function.config import LIMIT_VARIABLES, ServiceSettings
 
 
 def test_the_page_is_off_unless_turned_on():
@@ -23,6 +23,6 @@ def test_anything_but_true_or_false_is_refused(value):
 
 def test_every_limit_is_a_setting_read_from_its_variable():
     fields = {field.name for field in dataclasses.fields(ServiceSettings)}
-    assert {variable.lower() for variable in LIMITS} <= fields
-    settings = ServiceSettings.from_env({variable: str(100 + i) for i, variable in enumerate(LIMITS)})
-    assert [settings.limit(variable) for variable in LIMITS] == [100 + i for i in range(len(LIMITS))]
+    assert {variable.lower() for variable in LIMIT_VARIABLES} <= fields
+    settings = ServiceSettings.from_env({variable: str(100 + i) for i, variable in enumerate(LIMIT_VARIABLES)})
+    assert [settings.limit(variable) for variable in LIMIT_VARIABLES] == [100 + i for i in range(len(LIMIT_VARIABLES))]

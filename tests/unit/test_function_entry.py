@@ -30,7 +30,7 @@ def test_each_event_shape_goes_to_its_adapter(event, kind):
 
 def test_an_event_of_no_known_kind_is_refused_as_the_api_refuses_it():
     from tests.support.function_fixtures import make_service
-    from function.models.registry import ModelRegistry
+    from function.catalog.registry import ModelRegistry
 
     answer = make_service(ModelRegistry(REPO / "no-models-here")).handle_event({"Records": []}, None)
     assert (answer["statusCode"], json.loads(answer["body"])["error"]["code"]) == (400, "unsupported_event")

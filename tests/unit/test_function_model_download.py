@@ -11,8 +11,8 @@ import pytest
 
 from function.aws.s3 import S3Client, resolve_endpoint
 from function.aws.sigv4 import Credentials
-from function.models.download import DownloadedFiles
-from function.models.files import ModelFilesError, ModelFilesRefused
+from function.catalog.download import DownloadedFiles
+from function.model.files import ModelFilesError, ModelFilesRefused
 from tests.support.recording_s3 import RecordingS3
 
 CONTENT = b"\x00tflite model bytes\xff" * 1000

@@ -9,7 +9,7 @@ import pytest
 
 from function.errors import ModelNotFound, ModelUnavailable, WrongTask
 from function.http_errors import status_of
-from function.models.registry import ModelDirectoryError, ModelRegistry
+from function.catalog.registry import ModelDirectoryError, ModelRegistry
 from tests.support.function_fixtures import demo_models  # noqa: F401
 
 

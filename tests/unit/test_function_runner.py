@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from function.models.manifest import TensorSpec, load_manifest
-from function.models.outputs import probabilities, ranked
-from function.models.runner import ModelRunner, dequantize, quantize
+from function.model.manifest import TensorSpec, load_manifest
+from function.model.outputs import probabilities, ranked
+from function.model.runner import ModelRunner, dequantize, quantize
 from tests.support.function_fixtures import demo_models  # noqa: F401
 
 INT8 = TensorSpec(name="x", shape=(1, 4), dtype="int8", scale=0.5, zero_point=-3)

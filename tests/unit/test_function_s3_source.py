@@ -6,8 +6,8 @@ import pytest
 
 from function.aws.s3 import S3Client, resolve_endpoint
 from function.aws.sigv4 import Credentials
-from function.models.s3_source import S3ModelSource
-from function.models.source import ModelSourceError
+from function.catalog.s3_source import S3ModelSource
+from function.catalog.source import ModelSourceError
 from tests.support.recording_s3 import RecordingS3
 
 DENIED = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from function.models.manifest import load_manifest
+from function.model.manifest import load_manifest
 from function.preprocessing.text import TextEncoder
 from tests.support.function_fixtures import demo_models  # noqa: F401
 

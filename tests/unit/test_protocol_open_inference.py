@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from function.errors import InvalidInput, PayloadTooLarge
-from function.models.manifest import Manifest, ManifestError, TensorSpec
+from function.model.manifest import Manifest, ManifestError, TensorSpec
 from function.protocols import open_inference
-from function.tasks.base import TaskLimits
+from function.config import TaskLimits
 from function.tasks.tensor import TensorTask
 
 REPO = Path(__file__).resolve().parents[2]

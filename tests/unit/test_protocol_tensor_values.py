@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from function.errors import InvalidInput
-from function.models.manifest import TensorSpec
+from function.model.manifest import TensorSpec
 from function.protocols.tensor_values import check_shape, expected_shape, instances_of, to_array, to_json
 
 

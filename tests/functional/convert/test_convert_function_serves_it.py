@@ -18,7 +18,7 @@ from convert.litert_model import LiteRTModel
 from convert.samples import Samples
 from function.inference import predict
 from function.log import Timings
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import make_service
 

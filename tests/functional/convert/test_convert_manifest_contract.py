@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from ai_edge_litert.interpreter import Interpreter
 
-from function.models.manifest import TensorSpec
-from function.models.runner import dequantize, quantize
+from function.model.manifest import TensorSpec
+from function.model.runner import dequantize, quantize
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from function.config import ServiceSettings
-from function.models.files import PRESENT, ModelFiles
-from function.models.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
+from function.model.files import PRESENT, ModelFiles
+from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 
 
 @dataclass(frozen=True)
@@ -58,11 +57,3 @@ class ModelDirectory(ModelSource):
                 listing.append(ListedModel(directory.name, directory, exc))
         return listing
 
-
-def open_model_source(settings: ServiceSettings) -> ModelSource:
-    """The source ServiceSettings names: MODEL_SOURCE when it is an s3:// URL, else the directory."""
-    if settings.model_source and settings.model_source.startswith("s3://"):
-        from function.models.s3_source import S3ModelSource  # noqa: PLC0415  (S3 client: only on this path)
-
-        return S3ModelSource.from_settings(settings)
-    return ModelDirectory(Path(settings.model_source or settings.model_dir))

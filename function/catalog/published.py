@@ -5,7 +5,7 @@
 
 `python -m convert publish` uploads a version's files first and rewrites index.json last, with a compare-and-swap
 on its ETag, so a reader sees either the old version or the whole new one, never half of one. A version is the
-model's serving version (function/models/identity.py): republishing the same model uploads to the same place.
+model's serving version (function/model/identity.py): republishing the same model uploads to the same place.
 The function reads index.json once at start (every model's manifest, no model file) and, to see new versions,
 asks again only with its ETag (If-None-Match: a 304 costs no download).
 """

@@ -1,4 +1,4 @@
-"""Every model a source lists (function/models/source.py): the task that serves each, or the reason it cannot be
+"""Every model a source lists (function/catalog/source.py): the task that serves each, or the reason it cannot be
 served.
 
 Reading manifests and building tasks is cheap (no interpreter, no model file): it all happens at start, so a broken
@@ -13,11 +13,12 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from function.catalog.source import ListedModel, ModelDirectory, ModelSource
+from function.config import TaskLimits
 from function.errors import ModelNotFound, ModelUnavailable, WrongTask
-from function.models.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
-from function.models.source import ListedModel, ModelDirectory, ModelSource
+from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 from function.tasks import TASKS
-from function.tasks.base import Task, TaskLimits
+from function.tasks.base import Task
 from function.tasks.tensor import TensorTask
 
 log = logging.getLogger("function")

@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 
-from function.models.manifest import Manifest, TensorSpec
+from function.model.manifest import Manifest, TensorSpec
 
 
 def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
@@ -33,7 +33,8 @@ class ModelRunner:
     anyway, the local server may not (tests/functional/test_function_concurrency.py)."""
 
     def __init__(self, manifest: Manifest, num_threads: int = 1):
-        from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415  (costs ~0.2 s: only when a model loads)
+        # LiteRT: 8 ms and 5 modules after function.app's own imports (numpy is already in), spared by cache hits.
+        from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415
 
         self.manifest = manifest
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=num_threads)

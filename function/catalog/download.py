@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from function.aws.s3 import S3Client
-from function.models.files import ModelFilesError, ModelFilesRefused
+from function.model.files import ModelFilesError, ModelFilesRefused
 
 log = logging.getLogger("function")
 
@@ -38,7 +38,7 @@ def file_sha256(path: Path) -> str:
 
 
 class DownloadedFiles:
-    """The ModelFiles of one published version (function/models/files.py)."""
+    """The ModelFiles of one published version (function/model/files.py)."""
 
     def __init__(self, client: S3Client, bucket: str, key_prefix: str, directory: Path, digests: dict[str, str],
                  sizes: dict[str, int], model: str, make_room: Callable[[], None] = lambda: None) -> None:

@@ -21,7 +21,7 @@ from botocore.credentials import Credentials as BotoCredentials
 
 from tests.support.ports import free_port
 from function.cache.dynamodb import THROTTLING_CODES
-from function.cache.dynamodb_client import (
+from function.aws.dynamodb import (
     CONTENT_TYPE,
     Credentials,
     DeadlineExceeded,
@@ -31,8 +31,8 @@ from function.cache.dynamodb_client import (
     ResponseCorrupted,
     client_from_environment,
     resolve_endpoint,
-    sign,
 )
+from function.aws.sigv4 import sign
 
 WHEN = datetime(2026, 11, 29, 21, 5, 7, tzinfo=timezone.utc)
 THROTTLED = (400, {"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
@@ -122,7 +122,7 @@ def test_signature_equals_botocores(url, region, token, monkeypatch):
     body = json.dumps({"RequestItems": {"results": {"Keys": [{"result_key": {"S": "é  a"}}]}}}).encode()
     headers = {"Host": endpoint.host_header, "Content-Type": CONTENT_TYPE,
                "X-Amz-Target": "DynamoDB_20120810.BatchGetItem"}
-    ours = sign("POST", endpoint.path, headers, body, credentials, region, WHEN)
+    ours = sign("POST", endpoint.path, headers, body, credentials, region, WHEN, "dynamodb")
     assert ours == botocore_authorization(url, headers, body, credentials, region, WHEN, monkeypatch)
     assert ours["X-Amz-Date"] == "20261129T210507Z"
 
@@ -158,7 +158,7 @@ def test_https_with_a_port_verifies_the_certificate_and_signs_the_host_with_its_
         with pytest.raises(ssl.SSLCertVerificationError):  # the system trust store does not know this certificate
             untrusting.batch_get_item(RequestItems={})
         trusting = make_client(server.url)
-        trusting._ssl_context = ssl.create_default_context(cafile=str(cert))
+        trusting.transport.tls_context = ssl.create_default_context(cafile=str(cert))
         assert trusting.batch_get_item(RequestItems={}) == {"Responses": {}}
     assert server.requests[-1]["headers"]["Host"] == server.url.removeprefix("https://")
 

@@ -1,5 +1,5 @@
-"""Models published under an S3 prefix (function/models/published.py): listed from index.json, downloaded to /tmp
-per model on first use (function/models/download.py), and a new version seen within MODEL_REFRESH_SECONDS.
+"""Models published under an S3 prefix (function/catalog/published.py): listed from index.json, downloaded to /tmp
+per model on first use (function/catalog/download.py), and a new version seen within MODEL_REFRESH_SECONDS.
 
 The listing at start is one GET of index.json, which holds every model's manifest. A refresh check is one GET of it
 with If-None-Match: S3 answers 304, with no body, as long as nothing was published.
@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from function.aws.s3 import S3Client, S3Error
+from function.aws.s3 import S3Client, S3Error, client_from_environment
+from function.catalog.download import DownloadedFiles
+from function.catalog.published import INDEX_FILE, ModelIndexError, PublishedModel, parse_index, parse_s3_url
+from function.catalog.source import ListedModel, ModelSource, ModelSourceError
 from function.config import ServiceSettings
-from function.models.download import DownloadedFiles
-from function.models.manifest import ManifestError, parse_manifest
-from function.models.published import INDEX_FILE, ModelIndexError, PublishedModel, parse_index, parse_s3_url
-from function.models.source import ListedModel, ModelSource, ModelSourceError
+from function.model.manifest import ManifestError, parse_manifest
 
 log = logging.getLogger("function")
 
@@ -41,8 +41,6 @@ class S3ModelSource(ModelSource):
 
     @classmethod
     def from_settings(cls, settings: ServiceSettings) -> "S3ModelSource":
-        from function.aws.s3 import client_from_environment  # noqa: PLC0415
-
         bucket, prefix = parse_s3_url(settings.model_source)
         return cls(bucket, prefix, client_from_environment(), settings.model_download_dir,
                    settings.model_refresh_seconds)

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from function.models.identity import serving_version
+from function.model.identity import serving_version
 
 SUPPORTED_SCHEMA = 2
 MANIFEST_FILE = "manifest.json"

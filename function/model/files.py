@@ -1,5 +1,5 @@
 """A model's files, made present before anything reads them: a no-op for a directory on disk (the image, EFS),
-a verified download for a published model (function/models/download.py)."""
+a verified download for a published model (function/catalog/download.py)."""
 from __future__ import annotations
 
 from typing import Protocol
