@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from function.errors import (InvalidInput, MethodNotAllowed, ModelNotFound, ModelUnavailable, PayloadTooLarge,
-                             RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia, WrongTask)
+                             RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia, WrongTask, refuse)
 from function.responses import Response, json_response
 
 STATUS: dict[type[ServingError], int] = {
@@ -23,7 +23,7 @@ STATUS: dict[type[ServingError], int] = {
     UnsupportedMedia: 415,
     ModelUnavailable: 503,
 }
-INTERNAL_ERROR = ServingError("internal_error", "The server failed to answer; the error was logged.")
+INTERNAL_ERROR = refuse("internal_error", "The server failed to answer; the error was logged.")
 
 ErrorBody = Callable[[ServingError, int], object]
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from function.errors import MethodNotAllowed, RouteNotFound
+from function.errors import MethodNotAllowed, refuse
 from function.responses import Response
 from function.routes.context import RouteContext
 
@@ -104,8 +104,8 @@ def template_of(path: str) -> tuple[str, dict[str, str]] | None:
 def resolve(method: str, path: str) -> Match:
     matched = template_of(path)
     if matched is None:
-        raise RouteNotFound("route_not_found", f"There is no route {normalize(path)}; GET /openapi.json lists "
-                            "every route.")
+        raise refuse("route_not_found", f"There is no route {normalize(path)}; GET /openapi.json lists "
+                     "every route.")
     template, params = matched
     methods = ROUTES[template]
     function = methods.get(method)

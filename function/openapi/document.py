@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from function.config import LIMITS, ServiceSettings
+from function.errors import ERROR_CODES
 from function.http_errors import (api_error_body, error_body_for, message_error_body, openai_error_body,
                                   status_of_kind)
-from function.openapi.error_codes import ERROR_CODES
 from function.openapi.operation import Deployment, Operation
 from function.openapi.spec import STRING, obj
 

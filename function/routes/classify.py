@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from function.config import MAX_BATCH, MAX_BODY_BYTES, MAX_IMAGE_PIXELS
-from function.errors import InvalidInput, UnsupportedMedia
+from function.errors import refuse
 from function.inference import Prediction
 from function.openapi import described_by
 from function.responses import Response, json_response
@@ -59,11 +59,11 @@ def classify(ctx: RouteContext) -> Response:
             where = inputs.field_names(body, "image", "images")
             images = [ImageInput(inputs.decode_base64(text, name), name) for text, name in zip(texts, where)]
         elif request.content_type.startswith("multipart/"):
-            raise UnsupportedMedia("unsupported_media_type", "Multipart form uploads are not accepted; send the "
-                                   "image as the raw body (curl --data-binary @file) or as base64 JSON.")
+            raise refuse("unsupported_media_type", "Multipart form uploads are not accepted; send the "
+                         "image as the raw body (curl --data-binary @file) or as base64 JSON.")
         else:
             if not request.body:
-                raise InvalidInput("missing_field", "The request body is empty; send an image or JSON.")
+                raise refuse("missing_field", "The request body is empty; send an image or JSON.")
             body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
         top_k = inputs.positive_int(body, "top_k", DEFAULT_TOP_K)
     task = ctx.task(body, TASK)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from function.config import MAX_BATCH_TOKENS, MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
-from function.errors import InvalidInput
+from function.errors import refuse
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes.context import RouteContext
@@ -42,7 +42,7 @@ def embed(ctx: RouteContext) -> Response:
     body, texts = text_request(ctx)
     normalize = body.get("normalize", True)
     if not isinstance(normalize, bool):
-        raise InvalidInput("invalid_field", "'normalize' must be true or false.", param="normalize")
+        raise refuse("invalid_field", "'normalize' must be true or false.", param="normalize")
     task = ctx.task(body, TASK)
     prediction = ctx.predict(task, texts, {})
     embeddings = [{"embedding": output_vector(result, normalize).tolist(), "tokens": result["tokens"],

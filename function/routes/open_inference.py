@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from function.config import MAX_BODY_BYTES, MAX_TENSOR_BATCH
-from function.errors import ModelUnavailable
+from function.errors import refuse
 from function.openapi import described_by
 from function.protocols import open_inference
 from function.responses import BINARY_CONTENT_TYPE, Response, json_bytes, json_response
@@ -174,7 +174,7 @@ def server_ready(ctx: RouteContext) -> Response:
     """Ready when every model directory can be served (interpreters load on first use, as on every route)."""
     broken = sorted(ctx.registry.unservable)
     if broken:
-        raise ModelUnavailable("not_ready", f"Model(s) {broken} cannot be served; GET /models says why.")
+        raise refuse("not_ready", f"Model(s) {broken} cannot be served; GET /models says why.")
     return json_response(200, {"ready": True})
 
 

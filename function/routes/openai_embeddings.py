@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import base64
 
 from function.config import MAX_BATCH_TOKENS, MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
-from function.errors import InvalidInput, PayloadTooLarge
+from function.errors import refuse
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes import inputs
@@ -25,20 +25,20 @@ ENCODINGS = ("float", "base64")
 
 def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
     if "input" not in body:
-        raise InvalidInput("missing_field", "'input' is required: a string or a list of strings.", param="input")
+        raise refuse("missing_field", "'input' is required: a string or a list of strings.", param="input")
     value = body["input"]
     texts = [value] if isinstance(value, str) else value
     if not isinstance(texts, list) or not texts:
-        raise InvalidInput("invalid_field", "'input' must be a non-empty string or a non-empty list of strings.",
-                           param="input")
+        raise refuse("invalid_field", "'input' must be a non-empty string or a non-empty list of strings.",
+                     param="input")
     if any(isinstance(item, (int, list)) and not isinstance(item, bool) for item in texts):
-        raise InvalidInput("unsupported_input", "'input' holds token ids; this server takes text only (its "
-                           "tokenizer must match the model): send strings.", param="input")
+        raise refuse("unsupported_input", "'input' holds token ids; this server takes text only (its "
+                     "tokenizer must match the model): send strings.", param="input")
     if not all(isinstance(item, str) for item in texts):
-        raise InvalidInput("invalid_field", "'input' must be a string or a list of strings.", param="input")
+        raise refuse("invalid_field", "'input' must be a string or a list of strings.", param="input")
     if len(texts) > ctx.settings.max_text_batch:
-        raise PayloadTooLarge("batch_too_large", f"'input' has {len(texts)} items; the limit is "
-                              f"{ctx.settings.max_text_batch}.", param="input")
+        raise refuse("batch_too_large", f"'input' has {len(texts)} items; the limit is "
+                     f"{ctx.settings.max_text_batch}.", param="input")
     names = ["'input'"] if isinstance(value, str) else [f"'input[{i}]'" for i in range(len(texts))]
     return checked_texts(ctx, texts, names, param="input")
 
@@ -84,14 +84,14 @@ def embeddings(ctx: RouteContext) -> Response:
         encoding = body.get("encoding_format")
         encoding = "float" if encoding is None else encoding
         if encoding not in ENCODINGS:
-            raise InvalidInput("invalid_field", f"'encoding_format' must be one of {', '.join(ENCODINGS)}.",
-                               param="encoding_format")
+            raise refuse("invalid_field", f"'encoding_format' must be one of {', '.join(ENCODINGS)}.",
+                         param="encoding_format")
     task = ctx.task(body, TASK)
     dimensions = body.get("dimensions")
     if dimensions is not None and (isinstance(dimensions, bool) or dimensions != task.dimensions):
-        raise InvalidInput("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
-                           f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
-                           f"{task.dimensions}.", param="dimensions")
+        raise refuse("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
+                     f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
+                     f"{task.dimensions}.", param="dimensions")
     prediction = ctx.predict(task, texts, {})
     data = []
     for index, result in enumerate(prediction.results):

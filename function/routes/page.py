@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from function.config import SERVE_PAGE
-from function.errors import RouteNotFound
+from function.errors import refuse
 from function.openapi import described_by
 from function.responses import Response
 from function.routes.context import RouteContext
@@ -39,8 +39,8 @@ def describe(deployment: Deployment) -> Operation | None:
 @described_by(describe)
 def page(ctx: RouteContext) -> Response:
     if not ctx.settings.serve_page:
-        raise RouteNotFound("route_not_found", f"This deployment serves the API only ({SERVE_PAGE}=true serves a "
-                            "page here); GET /openapi.json describes it.")
+        raise refuse("route_not_found", f"This deployment serves the API only ({SERVE_PAGE}=true serves a "
+                     "page here); GET /openapi.json describes it.")
     return Response(200, _page_bytes(), {"content-type": "text/html; charset=utf-8"})
 
 

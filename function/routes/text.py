@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from function.config import MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
-from function.errors import InvalidInput, PayloadTooLarge
+from function.errors import refuse
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes import inputs
@@ -38,12 +38,12 @@ def checked_texts(ctx: RouteContext, texts: list[str], names: list[str], param: 
     `param` is the request field that holds them (OpenAI's error shape reports it)."""
     for text, name in zip(texts, names):
         if not text.strip():
-            raise InvalidInput("empty_text", f"{name} is empty; send some text.", param=param)
+            raise refuse("empty_text", f"{name} is empty; send some text.", param=param)
         if not _is_unicode(text):
-            raise InvalidInput("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
+            raise refuse("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
         if len(text) > ctx.settings.max_text_chars:
-            raise PayloadTooLarge("text_too_large", f"{name} has {len(text)} characters; the limit is "
-                                  f"{ctx.settings.max_text_chars}.", param=param)
+            raise refuse("text_too_large", f"{name} has {len(text)} characters; the limit is "
+                         f"{ctx.settings.max_text_chars}.", param=param)
     return texts
 
 

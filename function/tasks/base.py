@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from function.config import DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_IMAGE_PIXELS
-from function.errors import ModelUnavailable
+from function.errors import refuse
 from function.log import Timings
 from function.models.files import PRESENT, ModelFiles
 from function.models.manifest import Manifest, ManifestError
@@ -84,8 +84,8 @@ class Task(ABC):
             return factory()
         except Exception as exc:  # noqa: BLE001  (whatever broke, this model cannot answer: say so, keep serving)
             log.exception("model failed to load", extra={"fields": {"model": self.manifest.name}})
-            raise ModelUnavailable("model_unavailable", f"Model {self.manifest.name!r} could not be loaded: "
-                                   f"{type(exc).__name__}: {_first_line(exc)}") from exc
+            raise refuse("model_unavailable", f"Model {self.manifest.name!r} could not be loaded: "
+                         f"{type(exc).__name__}: {_first_line(exc)}") from exc
 
     @property
     def loaded(self) -> bool:

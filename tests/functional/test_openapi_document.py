@@ -12,11 +12,11 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from function.config import LIMITS
+from function.errors import ERROR_CODES
 from function.http_errors import status_of_kind
 from function.log import LOGGER_NAME
 from function.models.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
-from function.openapi.error_codes import ERROR_CODES
 from function.router import ROUTES, template_of
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
