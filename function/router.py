@@ -55,8 +55,8 @@ ROUTES: dict[str, dict[str, LazyRoute]] = _routes({
     "/v1/models/{name}/versions/{version}": {"GET": "tfserving:model_status"},
     "/v1/models/{name}/metadata": {"GET": "tfserving:model_metadata"},
     "/v1/models/{name}/versions/{version}/metadata": {"GET": "tfserving:model_metadata"},
-    "/v1/models/{name}:predict": {"POST": "tfserving:predict"},
-    "/v1/models/{name}/versions/{version}:predict": {"POST": "tfserving:predict"},
+    "/v1/models/{name}:predict": {"POST": "tfserving:predict_route"},
+    "/v1/models/{name}/versions/{version}:predict": {"POST": "tfserving:predict_route"},
     # The Open Inference Protocol v2 (docs/api.md).
     "/v2": {"GET": "open_inference:server_metadata"},
     "/v2/health/live": {"GET": "open_inference:server_live"},

@@ -27,7 +27,7 @@ from urllib.parse import unquote_plus
 from function.aws.s3 import ObjectTooLarge, S3Error
 from function.errors import ServingError, body_too_large
 from function.http_errors import api_error_body, status_of
-from function.inference import predict
+from function.inference import cached_results
 from function.log import Timings
 from function.responses import json_response
 from function.routes.classify import TASK, answer
@@ -143,7 +143,7 @@ def classify(service, upload: Upload, timings: Timings, fields: dict) -> Answer:
         name, _ = settings.default_model(TASK)
         task = service.registry.task(name, TASK)
         image = ImageInput(stored.body, f"s3://{upload.bucket}/{upload.key}")
-        prediction = predict(task, service.store, [image], {"top_k": DEFAULT_TOP_K}, timings, fields)
+        prediction = cached_results(task, service.store, [image], {"top_k": DEFAULT_TOP_K}, timings, fields)
         return Answer(200, answer(task, prediction), tag_count)
     except ServingError as exc:
         status = status_of(exc)

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from function.config import MAX_BATCH, MAX_BODY_BYTES, MAX_IMAGE_PIXELS
 from function.errors import refuse
-from function.inference import Prediction
+from function.inference import Prediction, cached_results
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes import inputs
@@ -67,7 +67,8 @@ def classify(ctx: RouteContext) -> Response:
             body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
         top_k = inputs.positive_int(body, "top_k", DEFAULT_TOP_K)
     task = ctx.task(body, TASK)
-    return json_response(200, answer(task, ctx.predict(task, images, {"top_k": top_k})))
+    prediction = cached_results(task, ctx.store, images, {"top_k": top_k}, ctx.timings, ctx.log_fields)
+    return json_response(200, answer(task, prediction))
 
 
 def answer(task: Task, prediction: Prediction) -> dict:

@@ -1,15 +1,12 @@
 """What every route receives: the request plus the container's long-lived parts."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
 from function.errors import refuse, wrong_task
 from function.events import Request
-from function.inference import Prediction, predict
 from function.log import Timings
 from function.models.registry import ModelRegistry
 from function.tasks.base import Task
@@ -42,7 +39,3 @@ class RouteContext:
                          f"{name!r} (set by {variable}) is not served here; name one of: "
                          f"{', '.join(sorted(self.registry.tasks)) or 'none'} in 'model'.", param="model")
         return self.registry.task(name, task)
-
-    def predict(self, task: Task, items: Sequence[Any], options: dict) -> Prediction:
-        """The task's results for `items`, through the result cache."""
-        return predict(task, self.store, items, options, self.timings, self.log_fields)

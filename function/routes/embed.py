@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from function.config import MAX_BATCH_TOKENS, MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
 from function.errors import refuse
+from function.inference import cached_results
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes.context import RouteContext
@@ -44,7 +45,7 @@ def embed(ctx: RouteContext) -> Response:
     if not isinstance(normalize, bool):
         raise refuse("invalid_field", "'normalize' must be true or false.", param="normalize")
     task = ctx.task(body, TASK)
-    prediction = ctx.predict(task, texts, {})
+    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
     embeddings = [{"embedding": output_vector(result, normalize).tolist(), "tokens": result["tokens"],
                    "truncated": result["truncated"], "cached": cached}
                   for result, cached in zip(prediction.results, prediction.cached)]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from function.config import MAX_BODY_BYTES, MAX_TENSOR_BATCH
 from function.errors import refuse
+from function.inference import cached_results
 from function.openapi import described_by
 from function.protocols import open_inference
 from function.responses import BINARY_CONTENT_TYPE, Response, json_bytes, json_response
@@ -204,7 +205,7 @@ def infer(ctx: RouteContext) -> Response:
         header, binary = open_inference.split_body(request.body, request.headers.get(open_inference.HEADER_LENGTH))
         body = inputs.parse_json_object(header)
         infer_request = open_inference.parse_infer(body, binary, task, ctx.settings.max_tensor_batch)
-    prediction = ctx.predict(task, infer_request.instances, {})
+    prediction = cached_results(task, ctx.store, infer_request.instances, {}, ctx.timings, ctx.log_fields)
     answer, binary_out = open_inference.infer_response(task, infer_request, prediction.results)
     if not infer_request.binary:
         return json_response(200, answer)

@@ -9,6 +9,7 @@ import base64
 
 from function.config import MAX_BATCH_TOKENS, MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
 from function.errors import refuse
+from function.inference import cached_results
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes import inputs
@@ -92,7 +93,7 @@ def embeddings(ctx: RouteContext) -> Response:
         raise refuse("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
                      f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
                      f"{task.dimensions}.", param="dimensions")
-    prediction = ctx.predict(task, texts, {})
+    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
     data = []
     for index, result in enumerate(prediction.results):
         vector = output_vector(result, normalize=True)

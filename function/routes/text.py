@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from function.config import MAX_BODY_BYTES, MAX_TEXT_BATCH, MAX_TEXT_CHARS
 from function.errors import refuse
+from function.inference import cached_results
 from function.openapi import described_by
 from function.responses import Response, json_response
 from function.routes import inputs
@@ -76,7 +77,7 @@ def describe_sentiment(deployment: Deployment) -> Operation:
 def sentiment(ctx: RouteContext) -> Response:
     body, texts = text_request(ctx)
     task = ctx.task(body, TASK)
-    prediction = ctx.predict(task, texts, {})
+    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
     return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
                                "predictions": prediction.with_cached_flags()})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from function.config import MAX_BODY_BYTES, MAX_TENSOR_BATCH
+from function.inference import cached_results
 from function.openapi import described_by
 from function.protocols import tfserving
 from function.responses import Response, json_response
@@ -128,12 +129,12 @@ def model_metadata(ctx: RouteContext) -> Response:
 
 
 @described_by(describe_predict)
-def predict(ctx: RouteContext) -> Response:
+def predict_route(ctx: RouteContext) -> Response:
     inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
     inputs.check_not_compressed(ctx.request)
     task = _task(ctx)
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
         request = tfserving.parse_predict(body, task, ctx.settings.max_tensor_batch)
-    prediction = ctx.predict(task, request.instances, {})
+    prediction = cached_results(task, ctx.store, request.instances, {}, ctx.timings, ctx.log_fields)
     return json_response(200, tfserving.predict_response(task, request, prediction.results))

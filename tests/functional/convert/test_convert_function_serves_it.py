@@ -16,7 +16,7 @@ from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.litert_model import LiteRTModel
 from convert.samples import Samples
-from function.inference import predict
+from function.inference import cached_results
 from function.log import Timings
 from function.models.registry import ModelRegistry
 from tests.support.events import http_api_event
@@ -65,7 +65,7 @@ def test_each_task_is_answered_through_the_handler(fixture, mode, request, tmp_p
     else:
         samples = dict(np.load(saved_model / "validation.npz"))
         instance = {spec.name: samples[f"inputs_{spec.name}"][0] for spec in task.manifest.inputs}
-        prediction = predict(task, service.store, [instance], {}, Timings())
+        prediction = cached_results(task, service.store, [instance], {}, Timings())
         assert set(prediction.results[0]) == {spec.name for spec in task.manifest.outputs}
 
 
