@@ -20,7 +20,7 @@ from function.log import Timings
 from function.models.registry import ModelRegistry
 from function.models.source import open_model_source
 from function.responses import Response, json_response, to_result
-from function.router import resolve, template_of
+from function.router import match
 from function.routes.context import RouteContext
 
 log = logging.getLogger("function")
@@ -64,25 +64,23 @@ class Service:
 
     def handle(self, request: Request, lambda_request_id: str = "") -> Response:
         start = time.perf_counter()
-        ctx = RouteContext(request, self.settings, self.registry, self.store, Timings())
+        found = match(request.path)
+        ctx = RouteContext(request, self.settings, self.registry, self.store, Timings(), path_params=found.params)
         cold, self._cold = self._cold, False
         error_code, failure = None, None
         try:
-            match = resolve(request.method, request.path)
-            ctx.path_params = match.params
-            response = match.function(ctx)
+            response = found.route(request.method)(ctx)
         except ServingError as exc:
             error_code = exc.code
-            response = error_response(exc, request.path)
+            response = error_response(exc, found.group.error_body)
         except Exception as exc:  # noqa: BLE001  (a bug of ours: log it, answer 500, keep the container serving)
             error_code, failure = "internal_error", exc
-            response = internal_error_response(request.path)
-        matched = template_of(request.path)
+            response = internal_error_response(found.group.error_body)
         fields = {
             "request_id": request.request_id,
             "lambda_request_id": lambda_request_id,  # matches the runtime's START/END/REPORT lines
             "cold_start": cold,
-            "route": matched[0] if matched else "unknown",  # never echo arbitrary client paths into logs
+            "route": found.template or "unknown",  # never echo arbitrary client paths into logs
             "method": request.method,
             "event_format": request.event_format,
             "status": response.status,

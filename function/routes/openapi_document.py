@@ -35,7 +35,7 @@ def openapi_document(ctx: RouteContext) -> Response:
 @functools.lru_cache(maxsize=4)  # one per (settings, registry): a process has one of each, tests a few
 def _document_bytes(settings: ServiceSettings, registry: ModelRegistry) -> bytes:
     from function.openapi.document import build_document  # noqa: PLC0415  (only when asked: not at Lambda init)
-    from function.router import ROUTES  # noqa: PLC0415  (the router imports this module)
+    from function.router import GROUPS  # noqa: PLC0415  (the router imports this module)
 
     models = {name: task.name for name, task in registry.tasks.items()}
-    return json.dumps(build_document(settings, models, ROUTES), ensure_ascii=False).encode("utf-8")
+    return json.dumps(build_document(settings, models, GROUPS), ensure_ascii=False).encode("utf-8")

@@ -13,11 +13,11 @@ from openapi_spec_validator import validate
 
 from function.config import LIMITS
 from function.errors import ERROR_CODES
-from function.http_errors import status_of_kind
+from function.http_errors import api_error_body, status_of_kind
 from function.log import LOGGER_NAME
 from function.models.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
-from function.router import ROUTES, template_of
+from function.router import ROUTES, Group, match
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
 from tests.support.events import http_api_event
@@ -129,13 +129,15 @@ def test_a_route_without_a_description_is_named(service):
         raise AssertionError("never called")
 
     with pytest.raises(TypeError, match=r"POST /v9/thing has no description: decorate undocumented"):
-        build_document(service.settings, {}, {"/v9/thing": {"POST": undocumented}})
+        build_document(service.settings, {}, [Group("test", "/v9", api_error_body,
+                                                     {"/v9/thing": {"POST": undocumented}})])
 
 
 def test_path_parameters_come_from_the_route_template(service):
     from function.routes.catalog import health
 
-    doc = build_document(service.settings, {}, {"/v9/models/{name}:check": {"GET": health}})
+    doc = build_document(service.settings, {}, [Group("test", "/v9", api_error_body,
+                                                      {"/v9/models/{name}:check": {"GET": health}})])
     [parameter] = doc["paths"]["/v9/models/{name}:check"]["get"]["parameters"]
     assert parameter == {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
     validate(doc)
@@ -177,7 +179,7 @@ def error_codes():
 
 
 def answer_schema(doc: dict, method: str, path: str, status: str, media: str = "application/json") -> dict:
-    template, _ = template_of(path)
+    template = match(path).template
     return operation_of(doc, method, template)["responses"][status]["content"][media]["schema"]
 
 
@@ -212,7 +214,7 @@ def test_every_tensor_error_is_documented_for_its_route(service, error_codes, ca
     got_status, got = call(service, "POST", path, body)
     code = error_codes[-1]
     assert got_status == status and code
-    template, _ = template_of(path)
+    template = match(path).template
     response = operation_of(document(service), "POST", template)["responses"][str(status)]
     assert f"`{code}`" in response["description"], (code, response["description"])
     Draft202012Validator(response["content"]["application/json"]["schema"]).validate(got)
