@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from function.config import LIMITS
+from function.entry import handle_event
 from function.errors import ERROR_CODES
 from function.http_errors import api_error_body, status_of_kind
 from function.log import LOGGER_NAME
@@ -58,7 +59,7 @@ def test_the_page_is_off_unless_settings_turn_it_on(service, registry):  # noqa:
     assert (status, body["error"]["code"]) == (404, "route_not_found")
     assert "SERVE_PAGE=true" in body["error"]["message"]
     with_page = make_service(registry, serve_page=True)
-    result = with_page.handle_event(http_api_event("GET", "/"), None)
+    result = handle_event(with_page, http_api_event("GET", "/"), None)
     assert result["statusCode"] == 200 and result["headers"]["content-type"] == "text/html; charset=utf-8"
     assert "<title>" in result["body"]
     assert operation_of(document(with_page), "GET", "/")["responses"]["200"]["content"].keys() == {"text/html"}
@@ -118,10 +119,10 @@ def test_the_openai_route_documents_openai_error_bodies(service):
 def test_built_on_first_request_without_loading_a_model(demo_models):  # noqa: F811
     fresh = ModelRegistry(demo_models)
     service = make_service(fresh)
-    first = service.handle_event(http_api_event("GET", "/openapi.json"), None)
+    first = handle_event(service, http_api_event("GET", "/openapi.json"), None)
     assert first["statusCode"] == 200 and json.loads(first["body"])["paths"]
     assert not any(fresh.is_loaded(name) for name in fresh.names)
-    assert service.handle_event(http_api_event("GET", "/openapi.json"), None)["body"] == first["body"]
+    assert handle_event(service, http_api_event("GET", "/openapi.json"), None)["body"] == first["body"]
 
 
 def test_a_route_without_a_description_is_named(service):
@@ -255,7 +256,7 @@ def test_real_tensor_answers_fit_the_documented_schemas(service):
 
 def test_binary_tensor_answers_are_documented(service):
     event = http_api_event("POST", "/v2/models/tabular/infer", tabular_v2(parameters={"binary_data_output": True}))
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     media = result["headers"]["content-type"]
     assert result["statusCode"] == 200 and media == "application/octet-stream"
     answers = operation_of(document(service), "POST", "/v2/models/{name}/infer")["responses"]["200"]["content"]
