@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document of this deployment, built from the router's table and each route's own description.
 
 Routes, methods, path parameters and the error body shape of each come from function/router.py's group tables;
-request and answer schemas and the error codes from each route's `describe` (function/openapi/operation.py);
+request and answer schemas and the error codes from each route's description (function/openapi/*_routes.py);
 statuses from function/http_errors.py; limits from the settings in force (function/config.py).
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from function.config import LIMITS, ServiceSettings
 from function.errors import ERROR_CODES
 from function.http_errors import ErrorBody, api_error_body, message_error_body, openai_error_body, status_of_kind
+from function.openapi import api_routes, open_inference_routes, openai_routes, tfserving_routes
 from function.openapi.operation import Deployment, Operation
 from function.openapi.spec import STRING, obj
 from function.router import Group, LazyRoute
@@ -20,6 +21,10 @@ from function.router import Group, LazyRoute
 TITLE = "lambda-tflite-serving"
 VERSION = "1"  # of the API's contract, not of the models: each answer names its model_version
 PATH_PARAMETER = re.compile(r"\{(\w+)\}")
+# Route (as the router's tables name it, "module:function" of function/routes/) -> its description.
+DESCRIPTIONS: dict[str, Callable[[Deployment], Operation | None]] = {
+    **api_routes.DESCRIPTIONS, **openai_routes.DESCRIPTIONS, **tfserving_routes.DESCRIPTIONS,
+    **open_inference_routes.DESCRIPTIONS}
 
 
 def api_error_schema(codes: list[str]) -> dict:
@@ -55,10 +60,11 @@ def build_document(settings: ServiceSettings, models: Mapping[str, str], groups:
     names = Counter(function.__name__ for _, _, _, function in routes)
     paths: dict[str, dict] = {}
     for group, template, method, function in routes:
-        describe = getattr(function, "describe", None)
+        reference = f"{function.__module__.removeprefix('function.routes.')}:{function.__name__}"
+        describe = DESCRIPTIONS.get(reference)
         if describe is None:
-            raise TypeError(f"{method} {template} has no description: decorate {function.__name__} with "
-                            "@described_by (function/openapi/operation.py)")
+            raise TypeError(f"{method} {template} has no description: add {function.__name__} ({reference}) to "
+                            "its group's DESCRIPTIONS in function/openapi/")
         operation = describe(deployment)
         if operation is None:  # a route that is off in this deployment (the page, unless SERVE_PAGE)
             continue

@@ -1,7 +1,7 @@
 """Everything a route's description uses, in one import: the Operation it returns, the error code groups, and the
 JSON Schema pieces the routes share (OpenAPI 3.1 uses JSON Schema 2020-12 as it is).
 
-Routes import it inside their `describe` function, so that only the first GET /openapi.json pays for it.
+Only the descriptions (function/openapi/*_routes.py) import it, so only the first GET /openapi.json pays for it.
 """
 from __future__ import annotations
 

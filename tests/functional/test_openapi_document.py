@@ -11,6 +11,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
+from convert.publish import publish
+from function.aws.s3 import client_from_environment
 from function.config import LIMITS
 from function.entry import handle_event
 from function.errors import ERROR_CODES
@@ -19,8 +21,10 @@ from function.log import LOGGER_NAME
 from function.models.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
 from function.router import ROUTES, Group, match
+from tests.functional.test_events_model_source import REFRESH_SECONDS, Clock, s3_registry
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
+from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import (DEMO_MODELS, REPO, call, demo_models, make_service,  # noqa: F401
                                              registry, service)
@@ -125,11 +129,27 @@ def test_built_on_first_request_without_loading_a_model(demo_models):  # noqa: F
     assert handle_event(service, http_api_event("GET", "/openapi.json"), None)["body"] == first["body"]
 
 
+def test_the_document_follows_the_models_the_registry_serves_now(aws_environment, registry, tmp_path):  # noqa: F811
+    # A model published while the process is warm (MODEL_SOURCE on S3) appears in the document after the refresh.
+    clock, bucket = Clock(), aws_environment.bucket()
+    s3_models = s3_registry(bucket, tmp_path, clock, REFRESH_SECONDS)
+    service = make_service(s3_models)
+    before = document(service)
+    assert "enum" not in operation_of(before, "GET", "/v2/models/{name}")["parameters"][0]["schema"]  # serves none
+    publish(registry.model_dir / "digits", f"s3://{bucket}/models/", client_from_environment())
+    assert document(service) == before  # not refreshed yet: the same listing, the same document
+    clock.now += REFRESH_SECONDS
+    after = document(service)
+    assert operation_of(after, "GET", "/v2/models/{name}")["parameters"][0]["schema"]["enum"] == ["digits"]
+    classify = operation_of(after, "POST", "/classify")["requestBody"]["content"]["application/json"]["schema"]
+    assert classify["properties"]["model"]["enum"] == ["digits"]
+
+
 def test_a_route_without_a_description_is_named(service):
     def undocumented(ctx):
         raise AssertionError("never called")
 
-    with pytest.raises(TypeError, match=r"POST /v9/thing has no description: decorate undocumented"):
+    with pytest.raises(TypeError, match=r"POST /v9/thing has no description: add undocumented "):
         build_document(service.settings, {}, [Group("test", "/v9", api_error_body,
                                                      {"/v9/thing": {"POST": undocumented}})])
 
