@@ -111,13 +111,6 @@ def decode_base64(text: str, where: str) -> bytes:
     return decoded
 
 
-def model_name(body: dict, default: str) -> str:
-    name = body.get("model", default)
-    if not isinstance(name, str) or not name:
-        raise refuse("invalid_field", "'model' must be a non-empty string.")
-    return name
-
-
 def positive_int(body: dict, field: str, default: int) -> int:
     value = body.get(field, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

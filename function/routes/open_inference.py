@@ -1,6 +1,6 @@
 """The Open Inference Protocol v2 over the tensor view of any model: health, server and model metadata, model
 readiness and POST /v2/models/{name}/infer (each model route also under /versions/{version}), JSON or Triton's
-binary tensor data. Errors take the protocol's shape, {"error": "..."} (function/http_errors.py)."""
+binary tensor data. Errors take the protocol's shape, {"error": "..."} (function/router.py)."""
 from __future__ import annotations
 
 from function.errors import refuse

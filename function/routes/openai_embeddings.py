@@ -1,6 +1,6 @@
 """POST /v1/embeddings: OpenAI's embeddings API over the text_embedding task, so that OpenAI's clients (and
 LangChain, LlamaIndex, vector databases) work unchanged with base_url pointed here. Errors take OpenAI's shape
-(function/http_errors.py). Vectors are L2-normalised, as OpenAI's are."""
+(its group in function/router.py). Vectors are L2-normalised, as OpenAI's are."""
 from __future__ import annotations
 
 import base64

@@ -1,6 +1,6 @@
 """TensorFlow Serving's REST API over the tensor view of any model: GET /v1/models/{name} (status),
 GET /v1/models/{name}/metadata (the signature), POST /v1/models/{name}:predict; each also under
-/v1/models/{name}/versions/{version}. Errors take TF Serving's shape, {"error": "..."} (function/http_errors.py)."""
+/v1/models/{name}/versions/{version}. Errors take TF Serving's shape, {"error": "..."} (function/router.py)."""
 from __future__ import annotations
 
 from function.inference import cached_results
