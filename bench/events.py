@@ -147,6 +147,7 @@ def upload_events(requests: int, server) -> tuple[list[list[str]], list[list[str
     from function.cache.base import NullResultStore
     from function.cache.memory import MemoryResultStore
     from function.config import ServiceSettings
+    from function.entry import handle_event
     from function.catalog.registry import ModelRegistry
     from function.service import Service
     from tests.support.aws_events import s3_object_created
@@ -176,7 +177,7 @@ def upload_events(requests: int, server) -> tuple[list[list[str]], list[list[str
             for label, (service, event) in calls.items():
                 captured.fields.clear()
                 started = time.perf_counter()
-                service.handle_event(event, None)
+                handle_event(service, event, None)
                 if round_number:
                     times[label].append((time.perf_counter() - started) * 1e3)
                     if service is uncached and event is upload:

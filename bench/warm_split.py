@@ -19,6 +19,7 @@ from PIL import Image
 
 from function.cache.base import NullResultStore
 from function.config import ServiceSettings
+from function.entry import handle_event
 from function.service import Service
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,12 +59,12 @@ def event_for(jpeg: bytes) -> dict:
 
 def measure(service: Service, jpeg: bytes, runs: int, capture: StageCapture) -> dict[str, float]:
     event = event_for(jpeg)
-    assert service.handle_event(event, None)["statusCode"] == 200  # warm-up: loads the model
+    assert handle_event(service, event, None)["statusCode"] == 200  # warm-up: loads the model
     capture.timings.clear()
     walls = []
     for _ in range(runs):
         start = time.perf_counter()
-        service.handle_event(event, None)
+        handle_event(service, event, None)
         walls.append((time.perf_counter() - start) * 1000.0)
     split = {stage: statistics.median(t.get(stage, 0.0) for t in capture.timings) for stage in STAGES}
     split["handler total"] = statistics.median(walls)

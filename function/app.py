@@ -1,4 +1,5 @@
-"""The Lambda entry point: `function.app.handler`. Thin: the work lives in Service and the routes.
+"""The Lambda entry point: `function.app.handler`. Thin: the adapter for the event's kind (function/entry/) reads
+it and calls the container's Service, where the work lives (with the routes).
 
 Everything here runs once per container (the init phase): settings, logging, the result store and the model
 manifests. Interpreters load on first use unless PRELOAD_MODELS=all (docs/api.md: lazy measured faster).
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from function.cache.factory import open_result_store
 from function.config import CacheSettings, ServiceSettings
+from function.entry import handle_event
 from function.log import configure
 from function.service import Service
 
@@ -17,4 +19,4 @@ SERVICE = Service(SETTINGS, open_result_store(CACHE_SETTINGS))
 
 
 def handler(event: dict, context: object) -> dict:
-    return SERVICE.handle_event(event, context)
+    return handle_event(SERVICE, event, context)

@@ -1,10 +1,17 @@
 """Domain errors: what went wrong, in terms the client can act on, and nothing about HTTP.
 
 Code below the routes (tasks, preprocessing, the registry, request parsing) raises these. Only the HTTP edge
-(`function/http_errors.py`) knows which status each kind gets, and each protocol (this API, OpenAI, TF Serving,
-the Open Inference Protocol) writes the body in its own shape.
+(`function/http_errors.py`) knows which status each kind gets, and each protocol group (function/router.py) writes
+the body in its own shape.
+
+Every error code is declared once, in ERROR_CODES: the kind of error that carries it (hence its status) and when it
+happens, which GET /openapi.json publishes. Code raises an error by its code alone, `raise refuse("invalid_field",
+"...", param="model")`; tests/unit/test_openapi_error_codes.py reads every raise in function/ and checks this table
+against them, both ways.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class ServingError(Exception):
@@ -54,9 +61,92 @@ class MethodNotAllowed(ServingError):
 class UnsupportedEvent(ServingError):
     """The Lambda event is not one this function understands."""
 
-    def __init__(self, message: str):
-        super().__init__("unsupported_event", message)
+
+@dataclass(frozen=True)
+class ErrorCode:
+    kind: type[ServingError]
+    when: str
 
 
-def body_too_large(size: int, limit: int) -> PayloadTooLarge:
-    return PayloadTooLarge("body_too_large", f"The request body is {size} bytes; the limit is {limit} bytes.")
+ERROR_CODES: dict[str, ErrorCode] = {
+    "invalid_json": ErrorCode(InvalidInput, "the body is not a JSON object (or is empty, not UTF-8, or nests too "
+                              "deeply) where JSON is expected"),
+    "missing_field": ErrorCode(InvalidInput, "a required field is missing, or both of a single/batch pair "
+                               "(image/images, text/texts, TF Serving's instances/inputs) are sent; an empty raw "
+                               "image body; a v2 input without data"),
+    "invalid_field": ErrorCode(InvalidInput, "a field of the wrong type or value: a batch that is not a list, an "
+                               "item that is not a string, top_k not a positive integer, model not a non-empty "
+                               "string, normalize not a boolean, text with a lone surrogate; on the tensor routes "
+                               "a request field of the wrong type or an input named twice or not as the model "
+                               "names them"),
+    "invalid_base64": ErrorCode(InvalidInput, "an image string that is not base64 or decodes to nothing"),
+    "empty_batch": ErrorCode(InvalidInput, "images or texts is an empty list; a tensor request of no instances"),
+    "empty_text": ErrorCode(InvalidInput, "a text that is empty or only whitespace"),
+    "unsupported_input": ErrorCode(InvalidInput, "token ids instead of text in /v1/embeddings' input"),
+    "unsupported_dimensions": ErrorCode(InvalidInput, "/v1/embeddings' dimensions differs from the model's own"),
+    "wrong_model_task": ErrorCode(WrongTask, "the named model exists but does another task than the route's"),
+    "unsupported_event": ErrorCode(UnsupportedEvent, "the Lambda event is not an API Gateway proxy event "
+                                   "(payload 1.0 or 2.0); never seen over HTTP"),
+    "model_not_found": ErrorCode(ModelNotFound, "no served model has that name (or the route's default model is "
+                                 "not served here); the message lists the served ones"),
+    "route_not_found": ErrorCode(RouteNotFound, "no route at this path"),
+    "method_not_allowed": ErrorCode(MethodNotAllowed, "the path exists with another method; the Allow header "
+                                    "names it"),
+    "body_too_large": ErrorCode(PayloadTooLarge, "the (decoded) body is over MAX_BODY_BYTES"),
+    "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels "
+                                 "(refused before decoding)"),
+    "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images, MAX_TEXT_BATCH texts or "
+                                 "MAX_TENSOR_BATCH tensor instances"),
+    "text_too_large": ErrorCode(PayloadTooLarge, "a text over MAX_TEXT_CHARS characters"),
+    "too_many_tokens": ErrorCode(PayloadTooLarge, "the texts of one embedding request hold more than "
+                                 "MAX_BATCH_TOKENS tokens in all"),
+    "unsupported_media_type": ErrorCode(UnsupportedMedia, "a multipart form upload: send the raw image or base64 "
+                                        "JSON"),
+    "unsupported_image": ErrorCode(UnsupportedMedia, "bytes that are not a JPEG, PNG, WebP, GIF, BMP or TIFF image, "
+                                   "or a truncated or corrupt one"),
+    "model_unavailable": ErrorCode(ModelUnavailable, "the model's files could not be loaded (from S3: downloaded "
+                                   "and verified against its manifest); retried on the next request"),
+    "invalid_route": ErrorCode(InvalidInput, "an SQS message whose \"route\" is not /classify, /sentiment or "
+                               "/embed (docs/events.md); never seen over HTTP"),
+    "invalid_id": ErrorCode(InvalidInput, "an SQS message whose \"id\" cannot name its answer's S3 key "
+                            "(docs/events.md); never seen over HTTP"),
+    # The tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2.
+    "version_not_found": ErrorCode(ModelNotFound, "the model exists but not in that version: it serves its "
+                                   "current version only"),
+    "unsupported_content_encoding": ErrorCode(UnsupportedMedia, "a compressed body (Content-Encoding other than "
+                                              "identity) on a tensor route: send it uncompressed"),
+    "unknown_signature": ErrorCode(InvalidInput, "TF Serving's signature_name is not the model's one signature"),
+    "invalid_tensor": ErrorCode(InvalidInput, "a tensor's nested lists differ in length or mix lists with values"),
+    "invalid_dtype": ErrorCode(InvalidInput, "a tensor value or v2 datatype of the wrong kind for the input: "
+                               "strings, null, objects, b64, a fraction for an integer input, a number for a bool"),
+    "value_out_of_range": ErrorCode(InvalidInput, "a value beyond the input dtype's range"),
+    "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, or v2 "
+                               "data does not hold as many values as its shape"),
+    "batch_mismatch": ErrorCode(InvalidInput, "the inputs of one request hold different numbers of instances"),
+    "unknown_input": ErrorCode(InvalidInput, "a v2 input the model does not have"),
+    "missing_input": ErrorCode(InvalidInput, "a v2 request without one of the model's inputs"),
+    "unknown_output": ErrorCode(InvalidInput, "a v2 requested output the model does not have"),
+    "unsupported_parameter": ErrorCode(InvalidInput, "a v2 parameter asking for shared memory or the "
+                                       "classification extension"),
+    "invalid_header": ErrorCode(InvalidInput, "Inference-Header-Content-Length is not the length of the body's "
+                                "JSON part (binary tensor data extension)"),
+    "invalid_binary_data": ErrorCode(InvalidInput, "binary tensor data whose size differs from what the inputs' "
+                                     "binary_data_size and shapes declare, or BOOL bytes other than 0 and 1"),
+    "not_ready": ErrorCode(ModelUnavailable, "GET /v2/health/ready while a model directory cannot be served; GET "
+                           "/models says why"),
+    "internal_error": ErrorCode(ServingError, "a bug of ours; the traceback goes to the log, never to the client"),
+}
+
+
+def refuse(code: str, message: str, param: str | None = None) -> ServingError:
+    """The error `code` names, of the kind ERROR_CODES declares for it: what every raise of a domain error builds."""
+    return ERROR_CODES[code].kind(code, message, param)
+
+
+def body_too_large(size: int, limit: int) -> ServingError:
+    return refuse("body_too_large", f"The request body is {size} bytes; the limit is {limit} bytes.")
+
+
+def wrong_task(name: str, does: str, wanted: str) -> ServingError:
+    """A model asked for by name that does another task than the route needs (`wanted`)."""
+    return refuse("wrong_model_task", f"Model {name!r} does {does}, not {wanted}.", param="model")

@@ -10,7 +10,7 @@ import base64
 import binascii
 from dataclasses import dataclass, field
 
-from function.errors import UnsupportedEvent
+from function.errors import refuse
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def _mapping(event: dict, key: str, where: str = "the event") -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise UnsupportedEvent(f"{key} in {where} must be an object, not {type(value).__name__}.")
+        raise refuse("unsupported_event", f"{key} in {where} must be an object, not {type(value).__name__}.")
     return value
 
 
@@ -43,14 +43,14 @@ def _string_map(event: dict, key: str, lower_keys: bool = False) -> dict[str, st
         if value is None:
             continue
         if not isinstance(name, str) or not isinstance(value, str):
-            raise UnsupportedEvent(f"{key} must map strings to strings.")
+            raise refuse("unsupported_event", f"{key} must map strings to strings.")
         strings[name.lower() if lower_keys else name] = value
     return strings
 
 
 def _string(value: object, what: str) -> str:
     if not isinstance(value, str) or not value:
-        raise UnsupportedEvent(f"the event has no HTTP {what}.")
+        raise refuse("unsupported_event", f"the event has no HTTP {what}.")
     return value
 
 
@@ -59,16 +59,16 @@ def _body_bytes(event: dict) -> bytes:
     if body is None:
         return b""
     if not isinstance(body, str):
-        raise UnsupportedEvent("the event body is not a string.")
+        raise refuse("unsupported_event", "the event body is not a string.")
     if event.get("isBase64Encoded") is True:
         try:
             return base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise UnsupportedEvent("isBase64Encoded is set but the body is not valid base64.") from exc
+            raise refuse("unsupported_event", "isBase64Encoded is set but the body is not valid base64.") from exc
     try:
         return body.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate: no client can have sent these bytes
-        raise UnsupportedEvent("the event body is not valid Unicode.") from exc
+        raise refuse("unsupported_event", "the event body is not valid Unicode.") from exc
 
 
 def _strip_stage(path: str, stage: object) -> str:
@@ -83,14 +83,14 @@ def _valid_text(text: str, what: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise UnsupportedEvent(f"the event's {what} is not valid Unicode.") from exc
+        raise refuse("unsupported_event", f"the event's {what} is not valid Unicode.") from exc
     return text
 
 
 def parse_event(event: object) -> Request:
     """Turn either API Gateway proxy event into a Request; raises UnsupportedEvent for anything else."""
     if not isinstance(event, dict):
-        raise UnsupportedEvent("the event is not a JSON object.")
+        raise refuse("unsupported_event", "the event is not a JSON object.")
     headers = _string_map(event, "headers", lower_keys=True)
     context = _mapping(event, "requestContext")
     if event.get("version") == "2.0":
@@ -103,7 +103,7 @@ def parse_event(event: object) -> Request:
         method, path = _string(event.get("httpMethod"), "method"), _string(event.get("path"), "path")
         event_format = "1.0"
     else:
-        raise UnsupportedEvent("not an API Gateway proxy event (payload format 1.0 or 2.0).")
+        raise refuse("unsupported_event", "not an API Gateway proxy event (payload format 1.0 or 2.0).")
     request_id = context.get("requestId")
     return Request(method=_valid_text(method, "method").upper(), path=_valid_text(path, "path"), headers=headers,
                    body=_body_bytes(event), query=_string_map(event, "queryStringParameters"),

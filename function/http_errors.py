@@ -1,15 +1,15 @@
-"""The HTTP edge of every error: one table from domain error to status, and one body shape per protocol.
+"""The HTTP edge of every error: one table from domain error to status, and the body shapes of the protocols.
 
 This API answers `{"error": {"code", "message"}}`. The compatibility routes answer in their upstream protocol's
 own shape: OpenAI `{"error": {"message", "type", "param", "code"}}`, TensorFlow Serving and the Open Inference
-Protocol `{"error": "<message>"}`.
+Protocol `{"error": "<message>"}`. Which group of routes takes which shape: function/router.py.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from function.errors import (InvalidInput, MethodNotAllowed, ModelNotFound, ModelUnavailable, PayloadTooLarge,
-                             RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia, WrongTask)
+                             RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia, WrongTask, refuse)
 from function.responses import Response, json_response
 
 STATUS: dict[type[ServingError], int] = {
@@ -23,7 +23,7 @@ STATUS: dict[type[ServingError], int] = {
     UnsupportedMedia: 415,
     ModelUnavailable: 503,
 }
-INTERNAL_ERROR = ServingError("internal_error", "The server failed to answer; the error was logged.")
+INTERNAL_ERROR = refuse("internal_error", "The server failed to answer; the error was logged.")
 
 ErrorBody = Callable[[ServingError, int], object]
 
@@ -52,25 +52,12 @@ def message_error_body(error: ServingError, status: int) -> object:
     return {"error": error.message}
 
 
-# Which body shape a path's errors take, by path prefix (first match); everything else is this API's own shape.
-ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = (
-    ("/v1/embeddings", openai_error_body),
-    ("/v1/models", message_error_body),
-    ("/v2", message_error_body),
-)
-
-
-def error_body_for(path: str) -> ErrorBody:
-    return next((body for prefix, body in ERROR_BODIES if path == prefix or path.startswith(prefix + "/")
-                 or path.startswith(prefix + ":")), api_error_body)
-
-
-def error_response(error: ServingError, path: str = "/") -> Response:
+def error_response(error: ServingError, error_body: ErrorBody = api_error_body) -> Response:
     status = status_of(error)
     headers = {"allow": ", ".join(error.allowed)} if isinstance(error, MethodNotAllowed) else None
-    return json_response(status, error_body_for(path)(error, status), headers)
+    return json_response(status, error_body(error, status), headers)
 
 
-def internal_error_response(path: str = "/") -> Response:
+def internal_error_response(error_body: ErrorBody = api_error_body) -> Response:
     # Never leak internals: the traceback goes to the log, the client gets a stable code.
-    return error_response(INTERNAL_ERROR, path)
+    return error_response(INTERNAL_ERROR, error_body)

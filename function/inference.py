@@ -25,8 +25,8 @@ class Prediction:
         return [{**result, "cached": cached} for result, cached in zip(self.results, self.cached)]
 
 
-def predict(task: Task, store: ResultStore, items: Sequence[Any], options: dict, timings: Timings,
-            log_fields: dict | None = None) -> Prediction:
+def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options: dict, timings: Timings,
+                   log_fields: dict | None = None) -> Prediction:
     manifest = task.manifest
     cache_options = task.cache_options(options)
     keys = [result_key(manifest.version, task.name, task.input_digest(item), cache_options) for item in items]

@@ -1,8 +1,10 @@
-"""One container's serving state and the request loop, one log line per request.
+"""One container's serving state and the request loop: a Request in, a Response out, one log line per request.
 
-The request path reads in one direction: handler (app.py) -> the adapter for the event's kind (entry/) -> event
-(events.py) -> route (router.py, routes/) -> task through the result cache (inference.py, tasks/) -> response
-(responses.py); errors become responses only at the edge, here (http_errors.py).
+The request path reads in one direction: handler (app.py) -> the adapter for the event's kind (entry/), which
+reads the event (events.py) -> Service.handle, here -> the route the router's tables match (router.py, routes/)
+-> the task through the result cache (inference.py, tasks/) -> response (responses.py), which the adapter turns
+into the Lambda result. Errors become responses only at the edge, here, in the matched group's body shape
+(http_errors.py).
 """
 from __future__ import annotations
 
@@ -11,16 +13,14 @@ import time
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
-from function.entry import adapter_for
-from function.entry.api_gateway import lambda_request_id_of
 from function.errors import ServingError
 from function.events import Request
 from function.http_errors import error_response, internal_error_response
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
 from function.catalog.configured_source import open_model_source
-from function.responses import Response, json_response, to_result
-from function.router import resolve, template_of
+from function.responses import Response
+from function.router import match
 from function.routes.context import RouteContext
 
 log = logging.getLogger("function")
@@ -36,53 +36,45 @@ class Service:
         if settings.preload_models:
             self.registry.preload()
 
-    def handle_event(self, event: object, context: object = None) -> dict:
-        """The Lambda contract, for every kind of event this function is wired to (function/entry/): an API
-        Gateway proxy result, the warm-up answer, an S3 upload summary, an SQS partial batch response."""
-        self.registry.refresh()  # one cheap conditional request when a published model may have changed
-        return adapter_for(event)(self, event, context)
-
     def s3(self):
         """The S3 client of the S3 and SQS paths, made on first use (never on the API path)."""
         if self._s3 is None:
-            from function.aws.s3 import client_from_environment  # noqa: PLC0415
+            from function.aws.s3 import client_from_environment  # noqa: PLC0415  (~15 ms at init, for S3 and SQS only)
 
             self._s3 = client_from_environment()
         return self._s3
 
-    def warm_up(self, context: object = None) -> dict:
-        """The scheduled {"warmup": true} event (serverless.yml): load every interpreter, infer nothing, so the
-        next real request in this container pays neither model loading nor first-call costs."""
+    def warm_up(self, lambda_request_id: str = "") -> list[str]:
+        """Load every interpreter, infer nothing, so that the next real request in this container pays neither
+        model loading nor first-call costs; the models served."""
         start = time.perf_counter()
         cold, self._cold = self._cold, False
         self.registry.preload()
         models = sorted(self.registry.tasks)
-        fields = {"lambda_request_id": lambda_request_id_of(context), "cold_start": cold, "models": models,
+        fields = {"lambda_request_id": lambda_request_id, "cold_start": cold, "models": models,
                   "timings_ms": {"total": round((time.perf_counter() - start) * 1000.0, 3)}}
         log.info("warmup", extra={"fields": fields})
-        return to_result(json_response(200, {"warm": True, "models": models}))
+        return models
 
     def handle(self, request: Request, lambda_request_id: str = "") -> Response:
         start = time.perf_counter()
-        ctx = RouteContext(request, self.settings, self.registry, self.store, Timings())
+        found = match(request.path)
+        ctx = RouteContext(request, self.settings, self.registry, self.store, Timings(), path_params=found.params)
         cold, self._cold = self._cold, False
         error_code, failure = None, None
         try:
-            match = resolve(request.method, request.path)
-            ctx.path_params = match.params
-            response = match.function(ctx)
+            response = found.route(request.method)(ctx)
         except ServingError as exc:
             error_code = exc.code
-            response = error_response(exc, request.path)
+            response = error_response(exc, found.group.error_body)
         except Exception as exc:  # noqa: BLE001  (a bug of ours: log it, answer 500, keep the container serving)
             error_code, failure = "internal_error", exc
-            response = internal_error_response(request.path)
-        matched = template_of(request.path)
+            response = internal_error_response(found.group.error_body)
         fields = {
             "request_id": request.request_id,
             "lambda_request_id": lambda_request_id,  # matches the runtime's START/END/REPORT lines
             "cold_start": cold,
-            "route": matched[0] if matched else "unknown",  # never echo arbitrary client paths into logs
+            "route": found.template or "unknown",  # never echo arbitrary client paths into logs
             "method": request.method,
             "event_format": request.event_format,
             "status": response.status,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
 from function.config import TaskLimits
-from function.errors import ModelNotFound, ModelUnavailable, WrongTask
+from function.errors import ModelUnavailable, refuse, wrong_task
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 from function.tasks import TASKS
 from function.tasks.base import Task
@@ -108,12 +108,12 @@ class ModelRegistry:
         found = self.tasks.get(name)
         if found is None:
             if name in self.unservable:
-                raise ModelUnavailable("model_unavailable", f"Model {name!r} cannot be served: "
-                                       f"{self.unservable[name].reason}")
-            raise ModelNotFound("model_not_found", f"There is no model named {name!r}; available: "
-                                f"{', '.join(sorted(self.tasks)) or 'none'}.", param="model")
+                raise refuse("model_unavailable", f"Model {name!r} cannot be served: "
+                             f"{self.unservable[name].reason}")
+            raise refuse("model_not_found", f"There is no model named {name!r}; available: "
+                         f"{', '.join(sorted(self.tasks)) or 'none'}.", param="model")
         if task is not None and found.name != task:
-            raise WrongTask("wrong_model_task", f"Model {name!r} does {found.name}, not {task}.", param="model")
+            raise wrong_task(name, found.name, task)
         return found
 
     def tensor_task(self, name: str) -> TensorTask:
@@ -123,7 +123,7 @@ class ModelRegistry:
             try:
                 view = TensorTask.view(self.task(name))
             except ManifestError as exc:  # a tensor the protocols cannot carry (e.g. a string input)
-                raise ModelUnavailable("model_unavailable", f"Model {name!r} cannot be served as tensors: {exc}") \
+                raise refuse("model_unavailable", f"Model {name!r} cannot be served as tensors: {exc}") \
                     from exc
             self._tensor_views[name] = view
         return view

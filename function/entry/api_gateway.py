@@ -8,12 +8,12 @@ from function.errors import UnsupportedEvent
 from function.events import parse_event
 from function.http_errors import error_response
 from function.responses import to_result
+from function.service import Service
 
 log = logging.getLogger("function")
 
 
-def handle(service, event: object, context: object) -> dict:
-    lambda_request_id = lambda_request_id_of(context)
+def handle(service: Service, event: object, lambda_request_id: str) -> dict:
     try:
         request = parse_event(event)
     except UnsupportedEvent as exc:
@@ -23,8 +23,3 @@ def handle(service, event: object, context: object) -> dict:
     if not request.request_id and lambda_request_id:
         request = dataclasses.replace(request, request_id=lambda_request_id)
     return to_result(service.handle(request, lambda_request_id))
-
-
-def lambda_request_id_of(context: object) -> str:
-    value = getattr(context, "aws_request_id", "")
-    return value if isinstance(value, str) else ""

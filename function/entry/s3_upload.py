@@ -27,10 +27,11 @@ from urllib.parse import unquote_plus
 from function.aws.s3 import ObjectTooLarge, S3Error
 from function.errors import ServingError, body_too_large
 from function.http_errors import api_error_body, status_of
-from function.inference import predict
+from function.inference import cached_results
 from function.log import Timings
 from function.responses import json_response
 from function.routes.classify import TASK, answer
+from function.service import Service
 from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
 
 log = logging.getLogger("function")
@@ -69,7 +70,7 @@ def upload_of(record: dict) -> Upload | None:
         return None
 
 
-def handle(service, event: dict, context: object) -> dict:
+def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     outcomes, failed = [], []
     for record in event["Records"]:
         upload = upload_of(record) if isinstance(record, dict) else None
@@ -103,7 +104,7 @@ class Answer:
     tag_count: int | None  # the tags the object had when read; None when it was refused unread
 
 
-def process(service, upload: Upload, timings: Timings, fields: dict) -> str:
+def process(service: Service, upload: Upload, timings: Timings, fields: dict) -> str:
     settings = service.settings
     if not upload.key.startswith(settings.uploads_prefix) or not upload.key.endswith(settings.uploads_suffix):
         fields["reason"] = "outside UPLOADS_PREFIX / UPLOADS_SUFFIX"
@@ -127,7 +128,7 @@ def process(service, upload: Upload, timings: Timings, fields: dict) -> str:
     return "classified" if result.status == 200 else "refused"
 
 
-def classify(service, upload: Upload, timings: Timings, fields: dict) -> Answer:
+def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -> Answer:
     """The answer for the object; a 5xx raises instead (a retry is worth it)."""
     settings = service.settings
     tag_count = None
@@ -143,7 +144,7 @@ def classify(service, upload: Upload, timings: Timings, fields: dict) -> Answer:
         name, _ = settings.default_model(TASK)
         task = service.registry.task(name, TASK)
         image = ImageInput(stored.body, f"s3://{upload.bucket}/{upload.key}")
-        prediction = predict(task, service.store, [image], {"top_k": DEFAULT_TOP_K}, timings, fields)
+        prediction = cached_results(task, service.store, [image], {"top_k": DEFAULT_TOP_K}, timings, fields)
         return Answer(200, answer(task, prediction), tag_count)
     except ServingError as exc:
         status = status_of(exc)

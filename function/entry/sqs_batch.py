@@ -20,11 +20,11 @@ import logging
 import re
 
 from function.aws.s3 import S3Error
-from function.entry.api_gateway import lambda_request_id_of
-from function.errors import InvalidInput, ServingError
+from function.errors import ServingError, refuse
 from function.events import Request
 from function.http_errors import error_response
 from function.responses import Response
+from function.service import Service
 
 log = logging.getLogger("function")
 
@@ -34,9 +34,8 @@ RESULT_ID = re.compile(r"(?!.*(^|/)\.{1,2}(/|$))[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9
 MAX_ID_CHARS = 512
 
 
-def handle(service, event: dict, context: object) -> dict:
+def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     failures = []
-    lambda_request_id = lambda_request_id_of(context)
     for record in event["Records"]:
         message_id = str(record.get("messageId", ""))
         if not answer_message(service, record, message_id, lambda_request_id):
@@ -44,7 +43,7 @@ def handle(service, event: dict, context: object) -> dict:
     return {"batchItemFailures": failures}
 
 
-def answer_message(service, record: dict, message_id: str, lambda_request_id: str) -> bool:
+def answer_message(service: Service, record: dict, message_id: str, lambda_request_id: str) -> bool:
     """True when the message is done with (its answer written), False when it should be delivered again."""
     settings = service.settings
     try:
@@ -69,7 +68,7 @@ def answer_message(service, record: dict, message_id: str, lambda_request_id: st
     return True
 
 
-def write(service, bucket: str, key: str, response: Response) -> None:
+def write(service: Service, bucket: str, key: str, response: Response) -> None:
     service.s3().put_object(bucket, key, response.body, response.headers["content-type"])
 
 
@@ -78,17 +77,17 @@ def request_of(body: object, message_id: str) -> tuple[Request, str]:
     try:
         message = json.loads(body) if isinstance(body, str) else None
     except (ValueError, RecursionError) as exc:
-        raise InvalidInput("invalid_json", f"The message body is not valid JSON: {exc}.") from exc
+        raise refuse("invalid_json", f"The message body is not valid JSON: {exc}.") from exc
     if not isinstance(message, dict):
-        raise InvalidInput("invalid_json", "The message body must be a JSON object with a \"route\".")
+        raise refuse("invalid_json", "The message body must be a JSON object with a \"route\".")
     route = message.pop("route", None)
     if route not in ROUTES:
-        raise InvalidInput("invalid_route", f"'route' must be one of {', '.join(ROUTES)}, not {route!r}.",
-                           param="route")
+        raise refuse("invalid_route", f"'route' must be one of {', '.join(ROUTES)}, not {route!r}.",
+                     param="route")
     result_id = message.pop("id", message_id)
     if not isinstance(result_id, str) or len(result_id) > MAX_ID_CHARS or not RESULT_ID.fullmatch(result_id):
-        raise InvalidInput("invalid_id", "'id' must be up to 512 letters, digits or !_.*'()- characters, in "
-                           "'/'-separated parts that are not '.' or '..'.", param="id")
+        raise refuse("invalid_id", "'id' must be up to 512 letters, digits or !_.*'()- characters, in "
+                     "'/'-separated parts that are not '.' or '..'.", param="id")
     # ASCII JSON: a lone surrogate stays an escape, which the route refuses with its own 400.
     body_bytes = json.dumps(message).encode("ascii")
     return Request("POST", route, {"content-type": "application/json"}, body_bytes, request_id=message_id,

@@ -36,6 +36,6 @@ class Operation:
     other_responses: dict[str, dict] = field(default_factory=dict)  # other media types the 200 answer may take
     request: dict[str, dict] = field(default_factory=dict)  # media type -> JSON Schema of the body
     parameters: tuple[Parameter, ...] = ()
-    errors: tuple[str, ...] = ()  # error codes, as function/openapi/error_codes.py lists them
-    limits: tuple[str, ...] = ()  # function/config.py LIMIT_VARIABLES that bound this route
+    errors: tuple[str, ...] = ()  # error codes, as function/errors.py ERROR_CODES lists them
+    limits: tuple[str, ...] = ()  # function/config.py LIMITS that bound this route
     tags: tuple[str, ...] = ()

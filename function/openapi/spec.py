@@ -1,14 +1,23 @@
 """Everything a route's description uses, in one import: the Operation it returns, the error code groups, and the
 JSON Schema pieces the routes share (OpenAPI 3.1 uses JSON Schema 2020-12 as it is).
 
-Routes import it inside their `describe` function, so that only the first GET /openapi.json pays for it.
+Only the descriptions (function/openapi/*_routes.py) import it, so only the first GET /openapi.json pays for it.
 """
 from __future__ import annotations
 
 # Re-exported: a description needs this one module.
-from function.openapi.error_codes import (JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TENSOR_BODY,  # noqa: F401
-                                          TENSOR_MODEL, TENSOR_VALUES, TEXTS)
 from function.openapi.operation import Deployment, Operation, Parameter  # noqa: F401
+
+# Error codes (function/errors.py ERROR_CODES) that travel together, because one shared step of several routes
+# raises them all.
+JSON_BODY = ("body_too_large", "invalid_json")  # function/routes/inputs.py: check_body_size, json_object
+ONE_OR_MANY = ("missing_field", "invalid_field", "empty_batch", "batch_too_large")  # inputs.one_or_many
+TEXTS = (*ONE_OR_MANY, "empty_text", "text_too_large")  # function/routes/text.py: texts_of
+MODEL_CHOICE = ("invalid_field", "model_not_found", "wrong_model_task", "model_unavailable")  # RouteContext.task
+TENSOR_MODEL = ("model_not_found", "version_not_found", "model_unavailable")  # the tensor routes' _task
+TENSOR_BODY = ("body_too_large", "unsupported_content_encoding", "invalid_json")  # their body checks, in order
+# function/protocols/tensor_values.py: to_array and check_shape, which both protocols run on every tensor
+TENSOR_VALUES = ("invalid_tensor", "invalid_dtype", "value_out_of_range", "invalid_shape")
 
 STRING = {"type": "string"}
 BOOLEAN = {"type": "boolean"}

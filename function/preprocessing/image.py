@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from PIL import Image, ImageOps
 
-from function.errors import PayloadTooLarge, UnsupportedMedia
+from function.errors import refuse
 
 OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
@@ -43,17 +43,17 @@ class ImagePreprocessor:
             # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
             image = Image.open(io.BytesIO(data), formats=OPENERS)
         except Image.DecompressionBombError as exc:
-            raise PayloadTooLarge("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
+            raise refuse("image_too_large", f"{where} has more than {self.max_pixels} pixels.") from exc
         except Exception as exc:  # noqa: BLE001  (any failure to read client bytes is the client's 415)
-            raise UnsupportedMedia("unsupported_image", f"{where} is not a JPEG, PNG, WebP, GIF, BMP or TIFF "
-                                    "image.") from exc
+            raise refuse("unsupported_image", f"{where} is not a JPEG, PNG, WebP, GIF, BMP or TIFF "
+                          "image.") from exc
         if image.format not in SUPPORTED_FORMATS:
-            raise UnsupportedMedia("unsupported_image", f"{where} is a {image.format} image; send JPEG, PNG, "
-                                    "WebP, GIF, BMP or TIFF.")
+            raise refuse("unsupported_image", f"{where} is a {image.format} image; send JPEG, PNG, "
+                          "WebP, GIF, BMP or TIFF.")
         width, height = image.size
         if width * height > self.max_pixels:
-            raise PayloadTooLarge("image_too_large", f"{where} is {width}x{height} pixels; the limit is "
-                            f"{self.max_pixels} pixels.")
+            raise refuse("image_too_large", f"{where} is {width}x{height} pixels; the limit is "
+                         f"{self.max_pixels} pixels.")
         try:
             if image.format in ("JPEG", "MPO"):
                 # Let libjpeg decode at 1/2..1/8 scale only while both sides stay >= DRAFT_MARGIN x the model's
@@ -65,8 +65,8 @@ class ImagePreprocessor:
             image = _upright(image)
             return _to_mode(image, self.color_mode)
         except Exception as exc:  # noqa: BLE001  (truncated or corrupt pixel data)
-            raise UnsupportedMedia("unsupported_image", f"{where} could not be decoded: the file is truncated "
-                                    "or corrupt.") from exc
+            raise refuse("unsupported_image", f"{where} could not be decoded: the file is truncated "
+                          "or corrupt.") from exc
 
     def to_array(self, image: Image.Image) -> np.ndarray:
         """One decoded image -> (height, width, channels) float32, resized and normalized."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from function.errors import InvalidInput, ModelNotFound, PayloadTooLarge
+from function.errors import refuse
 from function.model.manifest import Manifest, TensorSpec
 from function.protocols.tensor_values import DTYPE_NAMES, check_shape, expected_shape, instances_of, to_array, to_json
 from function.tasks.base import Result
@@ -44,8 +44,8 @@ def server_metadata() -> dict:
 
 def check_version(manifest: Manifest, requested: str | None) -> None:
     if requested is not None and requested != manifest.version:
-        raise ModelNotFound("version_not_found", f"Model {manifest.name!r} has no version {requested!r}; it serves "
-                            f"version {manifest.version} only.")
+        raise refuse("version_not_found", f"Model {manifest.name!r} has no version {requested!r}; it serves "
+                     f"version {manifest.version} only.")
 
 
 def _tensor_metadata(spec: TensorSpec) -> dict:
@@ -64,8 +64,8 @@ def split_body(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
     if header_length is None:
         return body, b""
     if not header_length.strip().isdigit() or not 0 < int(header_length) <= len(body):
-        raise InvalidInput("invalid_header", f"Inference-Header-Content-Length must be the length of the JSON part "
-                           f"of the body (1 to {len(body)} bytes), not {header_length[:40]!r}.")
+        raise refuse("invalid_header", f"Inference-Header-Content-Length must be the length of the JSON part "
+                     f"of the body (1 to {len(body)} bytes), not {header_length[:40]!r}.")
     length = int(header_length)
     return body[:length], body[length:]
 
@@ -73,17 +73,17 @@ def split_body(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
 def _parameters(item: dict, where: str) -> dict:
     parameters = item.get("parameters", {})
     if not isinstance(parameters, dict):
-        raise InvalidInput("invalid_field", f"{where}.parameters must be an object.")
+        raise refuse("invalid_field", f"{where}.parameters must be an object.")
     for name, problem in UNSUPPORTED_PARAMETERS.items():
         if name in parameters:
-            raise InvalidInput("unsupported_parameter", f"{where}.parameters.{name}: {problem}.")
+            raise refuse("unsupported_parameter", f"{where}.parameters.{name}: {problem}.")
     return parameters
 
 
 def _flag(parameters: dict, name: str, where: str, default: bool) -> bool:
     value = parameters.get(name, default)
     if not isinstance(value, bool):
-        raise InvalidInput("invalid_field", f"{where}.parameters.{name} must be true or false.")
+        raise refuse("invalid_field", f"{where}.parameters.{name} must be true or false.")
     return value
 
 
@@ -96,50 +96,50 @@ class _BinaryReader:
 
     def take(self, size: int, where: str) -> memoryview:
         if self.offset + size > len(self.data):
-            raise InvalidInput("invalid_binary_data", f"{where} declares {size} bytes of binary data, but only "
-                               f"{len(self.data) - self.offset} are left after the JSON header.")
+            raise refuse("invalid_binary_data", f"{where} declares {size} bytes of binary data, but only "
+                         f"{len(self.data) - self.offset} are left after the JSON header.")
         chunk = self.data[self.offset:self.offset + size]
         self.offset += size
         return chunk
 
     def check_all_used(self) -> None:
         if self.offset != len(self.data):
-            raise InvalidInput("invalid_binary_data", f"The body carries {len(self.data)} bytes of binary data after "
-                               f"the JSON header, but the inputs declare {self.offset}.")
+            raise refuse("invalid_binary_data", f"The body carries {len(self.data)} bytes of binary data after "
+                         f"the JSON header, but the inputs declare {self.offset}.")
 
 
 def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader: _BinaryReader) -> np.ndarray:
     where = f"'inputs[{index}]'"
     if not isinstance(item, dict):
-        raise InvalidInput("invalid_field", f"{where} must be an object with name, shape, datatype and data.")
+        raise refuse("invalid_field", f"{where} must be an object with name, shape, datatype and data.")
     name = item.get("name")
     if not isinstance(name, str) or name not in specs:
-        raise InvalidInput("unknown_input", f"{where} names input {name!r}; the model's inputs are {list(specs)}.")
+        raise refuse("unknown_input", f"{where} names input {name!r}; the model's inputs are {list(specs)}.")
     spec = specs[name]
     where = f"'inputs[{index}]' ({name})"
     shape = item.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
                                               for d in shape):
-        raise InvalidInput("invalid_field", f"{where}.shape must be a list of non-negative integers.")
+        raise refuse("invalid_field", f"{where}.shape must be a list of non-negative integers.")
     check_shape(tuple(shape), spec, where, batched=True)
     datatype, wanted = item.get("datatype"), DTYPE_NAMES[spec.served_dtype].v2
     if datatype != wanted:
-        raise InvalidInput("invalid_dtype", f"Input {name!r} takes datatype {wanted} with shape {expected_shape(spec)}; "
-                           f"{where} says {datatype!r}.")
+        raise refuse("invalid_dtype", f"Input {name!r} takes datatype {wanted} with shape {expected_shape(spec)}; "
+                     f"{where} says {datatype!r}.")
     parameters = _parameters(item, where)
     count = math.prod(shape)
     if "binary_data_size" in parameters:
         if "data" in item:
-            raise InvalidInput("invalid_field", f"{where} has both 'data' and binary_data_size; send one.")
+            raise refuse("invalid_field", f"{where} has both 'data' and binary_data_size; send one.")
         return _binary_array(parameters["binary_data_size"], shape, count, spec, where, reader)
     if "data" not in item:
-        raise InvalidInput("missing_field", f"{where} has no 'data' (nor binary_data_size).")
+        raise refuse("missing_field", f"{where} has no 'data' (nor binary_data_size).")
     if not isinstance(item["data"], list):  # the protocol's tensor data is a list, even of one value
-        raise InvalidInput("invalid_field", f"{where}.data must be a list of values, flat or nested as the shape.")
+        raise refuse("invalid_field", f"{where}.data must be a list of values, flat or nested as the shape.")
     array = to_array(item["data"], spec, where)
     if array.size != count or (array.ndim > 1 and list(array.shape) != shape):
-        raise InvalidInput("invalid_shape", f"{where}.data holds {array.size} values nested as {list(array.shape)}; "
-                           f"shape {shape} needs {count}, flat or nested as the shape.")
+        raise refuse("invalid_shape", f"{where}.data holds {array.size} values nested as {list(array.shape)}; "
+                     f"shape {shape} needs {count}, flat or nested as the shape.")
     return array.reshape(shape)
 
 
@@ -147,11 +147,11 @@ def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, 
                   reader: _BinaryReader) -> np.ndarray:
     dtype = np.dtype(spec.served_dtype).newbyteorder("<")
     if not isinstance(size, int) or isinstance(size, bool) or size != count * dtype.itemsize:
-        raise InvalidInput("invalid_binary_data", f"{where}.parameters.binary_data_size is {size!r}; shape {shape} "
-                           f"of {DTYPE_NAMES[spec.served_dtype].v2} takes {count * dtype.itemsize} bytes.")
+        raise refuse("invalid_binary_data", f"{where}.parameters.binary_data_size is {size!r}; shape {shape} "
+                     f"of {DTYPE_NAMES[spec.served_dtype].v2} takes {count * dtype.itemsize} bytes.")
     raw = reader.take(size, where)
     if dtype.kind == "b" and np.frombuffer(raw, np.uint8).max(initial=0) > 1:
-        raise InvalidInput("invalid_binary_data", f"{where}: BOOL binary data must be bytes 0 or 1.")
+        raise refuse("invalid_binary_data", f"{where}: BOOL binary data must be bytes 0 or 1.")
     # A copy in the native dtype: aligned, writable and independent of the request body.
     return np.frombuffer(raw, dtype).reshape(shape).astype(spec.served_dtype)
 
@@ -162,17 +162,17 @@ def _requested_outputs(body: dict, task: TensorTask, binary_default: bool) -> tu
         return task.outputs, set(specs) if binary_default else set()
     asked = body["outputs"]
     if not isinstance(asked, list) or not asked:
-        raise InvalidInput("invalid_field", "'outputs' must be a non-empty list of {\"name\": ...} objects "
-                           "(leave it out for every output).")
+        raise refuse("invalid_field", "'outputs' must be a non-empty list of {\"name\": ...} objects "
+                     "(leave it out for every output).")
     chosen, binary = [], set()
     for index, item in enumerate(asked):
         where = f"'outputs[{index}]'"
         name = item.get("name") if isinstance(item, dict) else None
         if name not in specs:
-            raise InvalidInput("unknown_output", f"{where} names output {name!r}; the model's outputs are "
-                               f"{list(specs)}.")
+            raise refuse("unknown_output", f"{where} names output {name!r}; the model's outputs are "
+                         f"{list(specs)}.")
         if specs[name] in chosen:
-            raise InvalidInput("invalid_field", f"{where} asks for output {name!r} a second time.")
+            raise refuse("invalid_field", f"{where} asks for output {name!r} a second time.")
         chosen.append(specs[name])
         if _flag(_parameters(item, where), "binary_data", where, binary_default):
             binary.add(name)
@@ -182,13 +182,13 @@ def _requested_outputs(body: dict, task: TensorTask, binary_default: bool) -> tu
 def parse_infer(body: dict, binary_data: bytes, task: TensorTask, max_batch: int) -> InferRequest:
     request_id = body.get("id")
     if request_id is not None and not isinstance(request_id, str):
-        raise InvalidInput("invalid_field", "'id' must be a string.")
+        raise refuse("invalid_field", "'id' must be a string.")
     parameters = _parameters(body, "the request")
     binary_default = _flag(parameters, "binary_data_output", "the request", False)
     items = body.get("inputs")
     if not isinstance(items, list) or not items:
-        raise InvalidInput("missing_field", "'inputs' must be a non-empty list of tensors: {\"name\", \"shape\", "
-                           "\"datatype\", \"data\"}.")
+        raise refuse("missing_field", "'inputs' must be a non-empty list of tensors: {\"name\", \"shape\", "
+                     "\"datatype\", \"data\"}.")
     specs = {spec.name: spec for spec in task.inputs}
     reader = _BinaryReader(binary_data)
     arrays: dict[str, np.ndarray] = {}
@@ -196,23 +196,23 @@ def parse_infer(body: dict, binary_data: bytes, task: TensorTask, max_batch: int
         array = _input_array(item, index, specs, reader)
         name = item["name"]
         if name in arrays:
-            raise InvalidInput("invalid_field", f"'inputs[{index}]' sends input {name!r} a second time.")
+            raise refuse("invalid_field", f"'inputs[{index}]' sends input {name!r} a second time.")
         arrays[name] = array
     reader.check_all_used()
     missing = [name for name in specs if name not in arrays]
     if missing:
-        raise InvalidInput("missing_input", f"The request lacks input(s) {missing}; model {task.manifest.name!r} "
-                           f"takes {list(specs)}.")
+        raise refuse("missing_input", f"The request lacks input(s) {missing}; model {task.manifest.name!r} "
+                     f"takes {list(specs)}.")
     sizes = {name: array.shape[0] for name, array in arrays.items()}
     if len(set(sizes.values())) > 1:
-        raise InvalidInput("batch_mismatch", f"The inputs' first dimensions differ ({sizes}); it is the batch "
-                           "size and must be the same for every input.")
+        raise refuse("batch_mismatch", f"The inputs' first dimensions differ ({sizes}); it is the batch "
+                     "size and must be the same for every input.")
     count = next(iter(sizes.values()))
     if count == 0:
-        raise InvalidInput("empty_batch", "The inputs hold no instances (the first dimension is 0).")
+        raise refuse("empty_batch", "The inputs hold no instances (the first dimension is 0).")
     if count > max_batch:
-        raise PayloadTooLarge("batch_too_large", f"The inputs hold {count} instances; the limit is {max_batch} "
-                              "(MAX_TENSOR_BATCH).")
+        raise refuse("batch_too_large", f"The inputs hold {count} instances; the limit is {max_batch} "
+                     "(MAX_TENSOR_BATCH).")
     outputs, binary = _requested_outputs(body, task, binary_default)
     per_input = {name: instances_of(array) for name, array in arrays.items()}
     instances = [{name: rows[index] for name, rows in per_input.items()} for index in range(count)]

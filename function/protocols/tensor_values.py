@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from function.errors import InvalidInput
+from function.errors import InvalidInput, refuse
 from function.model.manifest import TensorSpec
 
 
@@ -62,8 +62,8 @@ def check_shape(shape: tuple[int, ...], spec: TensorSpec, where: str, batched: b
     if (batched and not shape) or len(got) != len(wanted) or any(
             want >= 0 and dim != want for dim, want in zip(got, wanted)):
         expected = expected_shape(spec) if batched else f"{instance_shape(spec)} per instance"
-        raise InvalidInput("invalid_shape", f"Input {spec.name!r} takes shape {expected} ({spec.served_dtype}); "
-                           f"{where} has shape {list(shape)}.")
+        raise refuse("invalid_shape", f"Input {spec.name!r} takes shape {expected} ({spec.served_dtype}); "
+                     f"{where} has shape {list(shape)}.")
 
 
 def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
@@ -71,8 +71,8 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
     try:
         array = np.asarray(value)
     except ValueError as exc:  # numpy's "inhomogeneous shape": ragged lists, or lists beside plain values
-        raise InvalidInput("invalid_tensor", f"{where} is not a tensor: its nested lists differ in length or mix "
-                           f"lists with values (input {spec.name!r} takes {expected_shape(spec)}).") from exc
+        raise refuse("invalid_tensor", f"{where} is not a tensor: its nested lists differ in length or mix "
+                     f"lists with values (input {spec.name!r} takes {expected_shape(spec)}).") from exc
     target = np.dtype(spec.served_dtype)
     if not array.size:  # [] is float64 to numpy; an empty tensor has no element of a wrong kind
         return np.empty(array.shape, target)
@@ -81,26 +81,26 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
         raise _not_numbers(value, spec, where)
     if target.kind == "b":
         if kind != "b":
-            raise InvalidInput("invalid_dtype", f"Input {spec.name!r} takes true/false (bool); {where} holds "
-                               f"numbers such as {_first(array)}.")
+            raise refuse("invalid_dtype", f"Input {spec.name!r} takes true/false (bool); {where} holds "
+                         f"numbers such as {_first(array)}.")
         return array
     if target.kind in "iu":
         if kind == "f":
-            raise InvalidInput("invalid_dtype", f"Input {spec.name!r} takes integers ({target.name}); {where} holds "
-                               f"numbers written with a fraction or exponent, such as {_first(array)}.")
+            raise refuse("invalid_dtype", f"Input {spec.name!r} takes integers ({target.name}); {where} holds "
+                         f"numbers written with a fraction or exponent, such as {_first(array)}.")
         info = np.iinfo(target)
         if array.size and (array.min() < info.min or array.max() > info.max):
             outside = array[(array < info.min) | (array > info.max)]
-            raise InvalidInput("value_out_of_range", f"Input {spec.name!r} takes {target.name} ({info.min} to "
-                               f"{info.max}); {where} holds {_first(outside)}.")
+            raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name} ({info.min} to "
+                         f"{info.max}); {where} holds {_first(outside)}.")
         return array.astype(target, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target, copy=False)
     if kind == "f" and target.itemsize < array.dtype.itemsize and not np.isfinite(cast).all():
         overflow = np.isinf(cast) & np.isfinite(array)
         if overflow.any():
-            raise InvalidInput("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
-                               f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
+            raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
+                         f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
     return cast
 
 
@@ -140,8 +140,8 @@ def _not_numbers(value: object, spec: TensorSpec, where: str) -> InvalidInput:
         found = f"{culprit}, an integer beyond any tensor's range"
     else:
         found = f"a {type(culprit).__name__}"
-    return InvalidInput("invalid_dtype", f"Input {spec.name!r} takes {spec.served_dtype} "
-                        f"{'true/false values' if spec.served_dtype == 'bool' else 'numbers'}; {where} holds {found}.")
+    return refuse("invalid_dtype", f"Input {spec.name!r} takes {spec.served_dtype} "
+                  f"{'true/false values' if spec.served_dtype == 'bool' else 'numbers'}; {where} holds {found}.")
 
 
 def _first_non_number(value: object) -> object:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from function.errors import InvalidInput, ModelNotFound, PayloadTooLarge
+from function.errors import InvalidInput, refuse
 from function.model.manifest import Manifest
 from function.protocols.tensor_values import (DTYPE_NAMES, check_shape, instances_of, is_b64, to_array, to_json)
 from function.tasks.base import Result
@@ -38,8 +38,8 @@ def version_number(manifest: Manifest) -> str:
 
 def check_version(manifest: Manifest, requested: str | None) -> None:
     if requested is not None and requested != version_number(manifest):
-        raise ModelNotFound("version_not_found", f"Model {manifest.name!r} has no version {requested}; it serves "
-                            f"version {version_number(manifest)} only.")
+        raise refuse("version_not_found", f"Model {manifest.name!r} has no version {requested}; it serves "
+                     f"version {version_number(manifest)} only.")
 
 
 def model_status(manifest: Manifest) -> dict:
@@ -71,13 +71,13 @@ def parse_predict(body: dict, task: TensorTask, max_batch: int) -> PredictReques
     signature = body.get("signature_name")
     if signature is not None:
         if not isinstance(signature, str):
-            raise InvalidInput("invalid_field", "'signature_name' must be a string.")
+            raise refuse("invalid_field", "'signature_name' must be a string.")
         if signature not in ("", task.manifest.signature):
-            raise InvalidInput("unknown_signature", f"Model {task.manifest.name!r} has no signature {signature!r}; "
-                               f"its only signature is {task.manifest.signature!r}.")
+            raise refuse("unknown_signature", f"Model {task.manifest.name!r} has no signature {signature!r}; "
+                         f"its only signature is {task.manifest.signature!r}.")
     if (ROW in body) == (COLUMNAR in body):
-        raise InvalidInput("missing_field", "Send exactly one of 'instances' (row format) or 'inputs' (columnar "
-                           "format).")
+        raise refuse("missing_field", "Send exactly one of 'instances' (row format) or 'inputs' (columnar "
+                     "format).")
     if ROW in body:
         return PredictRequest(ROW, _row_instances(body[ROW], task, max_batch))
     return PredictRequest(COLUMNAR, _columnar_instances(body[COLUMNAR], task, max_batch))
@@ -89,33 +89,33 @@ def _is_named(value: object) -> bool:
 
 def _check_batch(count: int, where: str, max_batch: int) -> None:
     if count == 0:
-        raise InvalidInput("empty_batch", f"{where} holds no instances; send at least one.")
+        raise refuse("empty_batch", f"{where} holds no instances; send at least one.")
     if count > max_batch:
-        raise PayloadTooLarge("batch_too_large", f"{where} holds {count} instances; the limit is {max_batch} "
-                              "(MAX_TENSOR_BATCH).")
+        raise refuse("batch_too_large", f"{where} holds {count} instances; the limit is {max_batch} "
+                     "(MAX_TENSOR_BATCH).")
 
 
 def _row_instances(rows: object, task: TensorTask, max_batch: int) -> list[Instance]:
     if not isinstance(rows, list):
-        raise InvalidInput("invalid_field", "'instances' must be a list: one value (or one object of named inputs) "
-                           "per instance.")
+        raise refuse("invalid_field", "'instances' must be a list: one value (or one object of named inputs) "
+                     "per instance.")
     _check_batch(len(rows), "'instances'", max_batch)
     names = [spec.name for spec in task.inputs]
     if _is_named(rows[0]):
         for index, row in enumerate(rows):
             if not _is_named(row):
-                raise InvalidInput("invalid_field", f"'instances[{index}]' is not an object like 'instances[0]': "
-                                   "every instance must name every input.")
+                raise refuse("invalid_field", f"'instances[{index}]' is not an object like 'instances[0]': "
+                             "every instance must name every input.")
             if set(row) != set(names):
-                raise InvalidInput("invalid_field", f"'instances[{index}]' names {sorted(row)}; model "
-                                   f"{task.manifest.name!r} takes exactly {names}.")
+                raise refuse("invalid_field", f"'instances[{index}]' names {sorted(row)}; model "
+                             f"{task.manifest.name!r} takes exactly {names}.")
         columns = {name: [row[name] for row in rows] for name in names}
     elif len(names) > 1:
-        raise InvalidInput("invalid_field", f"'instances' is a plain list, but model {task.manifest.name!r} has "
-                           f"{len(names)} inputs: send one object per instance naming {names}.")
+        raise refuse("invalid_field", f"'instances' is a plain list, but model {task.manifest.name!r} has "
+                     f"{len(names)} inputs: send one object per instance naming {names}.")
     else:
         if any(_is_named(row) for row in rows):
-            raise InvalidInput("invalid_field", "'instances' mixes objects and plain values.")
+            raise refuse("invalid_field", "'instances' mixes objects and plain values.")
         columns = {names[0]: rows}
     arrays = {}
     for spec in task.inputs:
@@ -144,12 +144,12 @@ def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> list
         missing = [name for name in names if name not in value]
         unknown = sorted(set(value) - set(names))
         if missing or unknown:
-            raise InvalidInput("invalid_field", f"'inputs' names {sorted(value)}; model {task.manifest.name!r} "
-                               f"takes exactly {names}.")
+            raise refuse("invalid_field", f"'inputs' names {sorted(value)}; model {task.manifest.name!r} "
+                         f"takes exactly {names}.")
         columns = {name: (value[name], f"'inputs.{name}'") for name in names}
     elif len(names) > 1:
-        raise InvalidInput("invalid_field", f"'inputs' is a plain value, but model {task.manifest.name!r} has "
-                           f"{len(names)} inputs: send an object naming {names}.")
+        raise refuse("invalid_field", f"'inputs' is a plain value, but model {task.manifest.name!r} has "
+                     f"{len(names)} inputs: send an object naming {names}.")
     else:
         columns = {names[0]: (value, "'inputs'")}
     arrays = {}
@@ -160,8 +160,8 @@ def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> list
         arrays[spec.name] = array
     sizes = {name: len(array) for name, array in arrays.items()}
     if len(set(sizes.values())) > 1:
-        raise InvalidInput("batch_mismatch", f"The inputs hold different numbers of instances ({sizes}); every "
-                           "input's first dimension is the batch and must be the same.")
+        raise refuse("batch_mismatch", f"The inputs hold different numbers of instances ({sizes}); every "
+                     "input's first dimension is the batch and must be the same.")
     count = next(iter(sizes.values()))
     _check_batch(count, "'inputs'", max_batch)
     return _instances(arrays, count)

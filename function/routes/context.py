@@ -1,15 +1,12 @@
 """What every route receives: the request plus the container's long-lived parts."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
-from function.errors import InvalidInput, ModelNotFound, WrongTask
+from function.errors import refuse, wrong_task
 from function.events import Request
-from function.inference import Prediction, predict
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
 from function.tasks.base import Task
@@ -31,19 +28,14 @@ class RouteContext:
         if "model" in body:
             name = body["model"]
             if not isinstance(name, str) or not name:
-                raise InvalidInput("invalid_field", "'model' must be a non-empty string.", param="model")
+                raise refuse("invalid_field", "'model' must be a non-empty string.", param="model")
             found = self.registry.task(name)
             if not (isinstance(found, accepts) if accepts else found.name == task):
-                wanted = "a text model" if accepts else task
-                raise WrongTask("wrong_model_task", f"Model {name!r} does {found.name}, not {wanted}.", param="model")
+                raise wrong_task(name, found.name, "a text model" if accepts else task)
             return found
         name, variable = self.settings.default_model(task)
         if name not in self.registry.tasks and name not in self.registry.unservable:
-            raise ModelNotFound("model_not_found", f"The request names no model and the default {task} model "
-                                f"{name!r} (set by {variable}) is not served here; name one of: "
-                                f"{', '.join(sorted(self.registry.tasks)) or 'none'} in 'model'.", param="model")
+            raise refuse("model_not_found", f"The request names no model and the default {task} model "
+                         f"{name!r} (set by {variable}) is not served here; name one of: "
+                         f"{', '.join(sorted(self.registry.tasks)) or 'none'} in 'model'.", param="model")
         return self.registry.task(name, task)
-
-    def predict(self, task: Task, items: Sequence[Any], options: dict) -> Prediction:
-        """The task's results for `items`, through the result cache."""
-        return predict(task, self.store, items, options, self.timings, self.log_fields)

@@ -6,7 +6,7 @@ import binascii
 import json
 import re
 
-from function.errors import InvalidInput, PayloadTooLarge, UnsupportedMedia, body_too_large
+from function.errors import body_too_large, refuse
 from function.events import Request
 
 JSON_TYPES = ("application/json", "text/json")
@@ -30,7 +30,7 @@ def is_json(request: Request) -> bool:
 
 def json_object(request: Request) -> dict:
     if not request.body.strip():
-        raise InvalidInput("invalid_json", "The request body is empty; send a JSON object.")
+        raise refuse("invalid_json", "The request body is empty; send a JSON object.")
     return parse_json_object(request.body)
 
 
@@ -40,13 +40,13 @@ def parse_json_object(raw: bytes) -> dict:
     try:
         value = json.loads(raw)
     except UnicodeDecodeError as exc:
-        raise InvalidInput("invalid_json", "The request body is not UTF-8 text.") from exc
+        raise refuse("invalid_json", "The request body is not UTF-8 text.") from exc
     except ValueError as exc:  # JSONDecodeError, and the int-string limit on numbers of over 4,300 digits
-        raise InvalidInput("invalid_json", f"The request body is not valid JSON: {_first_line(exc)}.") from exc
+        raise refuse("invalid_json", f"The request body is not valid JSON: {_first_line(exc)}.") from exc
     except RecursionError as exc:
-        raise InvalidInput("invalid_json", "The request body nests JSON too deeply.") from exc
+        raise refuse("invalid_json", "The request body nests JSON too deeply.") from exc
     if not isinstance(value, dict):
-        raise InvalidInput("invalid_json", "The request body must be a JSON object.")
+        raise refuse("invalid_json", "The request body must be a JSON object.")
     return value
 
 
@@ -54,28 +54,28 @@ def check_not_compressed(request: Request) -> None:
     """Compressed bodies (a client's gzip option) are refused by name rather than read as broken JSON."""
     encoding = request.headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity"):
-        raise UnsupportedMedia("unsupported_content_encoding", f"Content-Encoding {encoding!r} is not accepted; "
-                               "send the body uncompressed.")
+        raise refuse("unsupported_content_encoding", f"Content-Encoding {encoding!r} is not accepted; "
+                     "send the body uncompressed.")
 
 
 def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str, max_batch: int) -> list:
     """`{single: x}` or `{plural: [x, ...]}` -> [x, ...], with types, emptiness and the batch limit checked."""
     if (single in body) == (plural in body):
-        raise InvalidInput("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
+        raise refuse("missing_field", f"Send exactly one of {single!r} or {plural!r}.")
     if single in body:
         values = [body[single]]
     else:
         values = body[plural]
         if not isinstance(values, list):
-            raise InvalidInput("invalid_field", f"{plural!r} must be a list of {kind_name}s.")
+            raise refuse("invalid_field", f"{plural!r} must be a list of {kind_name}s.")
         if not values:
-            raise InvalidInput("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
+            raise refuse("empty_batch", f"{plural!r} is empty; send at least one {kind_name}.")
         if len(values) > max_batch:
-            raise PayloadTooLarge("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.",
-                                  param=plural)
+            raise refuse("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.",
+                         param=plural)
     for value, name in zip(values, _item_names(body, single, plural)):
         if not isinstance(value, kind):
-            raise InvalidInput("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
+            raise refuse("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
     return values
 
 
@@ -105,23 +105,16 @@ def decode_base64(text: str, where: str) -> bytes:
     try:
         decoded = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise InvalidInput("invalid_base64", f"{where} is not valid base64.") from exc
+        raise refuse("invalid_base64", f"{where} is not valid base64.") from exc
     if not decoded:
-        raise InvalidInput("invalid_base64", f"{where} is empty.")
+        raise refuse("invalid_base64", f"{where} is empty.")
     return decoded
-
-
-def model_name(body: dict, default: str) -> str:
-    name = body.get("model", default)
-    if not isinstance(name, str) or not name:
-        raise InvalidInput("invalid_field", "'model' must be a non-empty string.")
-    return name
 
 
 def positive_int(body: dict, field: str, default: int) -> int:
     value = body.get(field, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput("invalid_field", f"{field!r} must be a positive integer.")
+        raise refuse("invalid_field", f"{field!r} must be a positive integer.")
     return value
 
 

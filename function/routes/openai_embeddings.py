@@ -1,23 +1,17 @@
 """POST /v1/embeddings: OpenAI's embeddings API over the text_embedding task, so that OpenAI's clients (and
 LangChain, LlamaIndex, vector databases) work unchanged with base_url pointed here. Errors take OpenAI's shape
-(function/http_errors.py). Vectors are L2-normalised, as OpenAI's are."""
+(its group in function/router.py). Vectors are L2-normalised, as OpenAI's are."""
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import base64
 
-from function.config import Env
-from function.errors import InvalidInput, PayloadTooLarge
-from function.openapi import described_by
+from function.errors import refuse
+from function.inference import cached_results
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
 from function.routes.text import checked_texts
 from function.tasks.text_embedding import output_vector
-
-if TYPE_CHECKING:
-    from function.openapi.operation import Deployment, Operation
 
 TASK = "text_embedding"
 ENCODINGS = ("float", "base64")
@@ -25,57 +19,24 @@ ENCODINGS = ("float", "base64")
 
 def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
     if "input" not in body:
-        raise InvalidInput("missing_field", "'input' is required: a string or a list of strings.", param="input")
+        raise refuse("missing_field", "'input' is required: a string or a list of strings.", param="input")
     value = body["input"]
     texts = [value] if isinstance(value, str) else value
     if not isinstance(texts, list) or not texts:
-        raise InvalidInput("invalid_field", "'input' must be a non-empty string or a non-empty list of strings.",
-                           param="input")
+        raise refuse("invalid_field", "'input' must be a non-empty string or a non-empty list of strings.",
+                     param="input")
     if any(isinstance(item, (int, list)) and not isinstance(item, bool) for item in texts):
-        raise InvalidInput("unsupported_input", "'input' holds token ids; this server takes text only (its "
-                           "tokenizer must match the model): send strings.", param="input")
+        raise refuse("unsupported_input", "'input' holds token ids; this server takes text only (its "
+                     "tokenizer must match the model): send strings.", param="input")
     if not all(isinstance(item, str) for item in texts):
-        raise InvalidInput("invalid_field", "'input' must be a string or a list of strings.", param="input")
+        raise refuse("invalid_field", "'input' must be a string or a list of strings.", param="input")
     if len(texts) > ctx.settings.max_text_batch:
-        raise PayloadTooLarge("batch_too_large", f"'input' has {len(texts)} items; the limit is "
-                              f"{ctx.settings.max_text_batch}.", param="input")
+        raise refuse("batch_too_large", f"'input' has {len(texts)} items; the limit is "
+                     f"{ctx.settings.max_text_batch}.", param="input")
     names = ["'input'"] if isinstance(value, str) else [f"'input[{i}]'" for i in range(len(texts))]
     return checked_texts(ctx, texts, names, param="input")
 
 
-def describe(deployment: Deployment) -> Operation:
-    from function.openapi import spec  # noqa: PLC0415  (on the first GET /openapi.json only, never at init)
-
-    settings = deployment.settings
-    text = {"type": "string", "minLength": 1, "maxLength": settings.max_text_chars}
-    body = {"type": "object", "required": ["input"], "properties": {
-        "input": {"oneOf": [text, spec.array(text, minItems=1, maxItems=settings.max_text_batch)],
-                  "description": "A text or a list of texts (token ids are refused: the tokenizer must match)."},
-        "model": spec.model_field(deployment, TASK),
-        "encoding_format": {"enum": [*ENCODINGS, None], "default": "float"},
-        "dimensions": {"type": ["integer", "null"], "description": "Only the model's own number of dimensions."},
-        "user": {"description": "Accepted and ignored (OpenAI's clients may send it)."},
-    }}
-    base64 = {**spec.STRING, "contentEncoding": "base64",
-              "description": "Little-endian float32 values (encoding_format base64)."}
-    item = spec.obj({"object": {"const": "embedding"}, "index": spec.COUNT,
-                     "embedding": {"oneOf": [spec.array({"type": "number"}, minItems=1), base64]}})
-    usage = spec.obj({"prompt_tokens": spec.COUNT, "total_tokens": spec.COUNT})
-    return spec.Operation(
-        summary="OpenAI-compatible embeddings",
-        description="OpenAI's embeddings API over the text_embedding task: OpenAI's clients work unchanged with "
-                    "their base URL pointed here. Vectors are L2-normalised. Errors take OpenAI's shape.",
-        request={"application/json": body},
-        response=spec.obj({"object": {"const": "list"}, "data": spec.array(item, minItems=1), "model": spec.STRING,
-                           "usage": usage}),
-        errors=(*spec.JSON_BODY, "missing_field", "invalid_field", "unsupported_input", "batch_too_large",
-                "empty_text", "text_too_large", "unsupported_dimensions", "too_many_tokens", *spec.MODEL_CHOICE),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
-        tags=("embeddings",),
-    )
-
-
-@described_by(describe)
 def embeddings(ctx: RouteContext) -> Response:
     inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
     with ctx.timings.stage("parse"):
@@ -84,15 +45,15 @@ def embeddings(ctx: RouteContext) -> Response:
         encoding = body.get("encoding_format")
         encoding = "float" if encoding is None else encoding
         if encoding not in ENCODINGS:
-            raise InvalidInput("invalid_field", f"'encoding_format' must be one of {', '.join(ENCODINGS)}.",
-                               param="encoding_format")
+            raise refuse("invalid_field", f"'encoding_format' must be one of {', '.join(ENCODINGS)}.",
+                         param="encoding_format")
     task = ctx.task(body, TASK)
     dimensions = body.get("dimensions")
     if dimensions is not None and (isinstance(dimensions, bool) or dimensions != task.dimensions):
-        raise InvalidInput("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
-                           f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
-                           f"{task.dimensions}.", param="dimensions")
-    prediction = ctx.predict(task, texts, {})
+        raise refuse("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
+                     f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
+                     f"{task.dimensions}.", param="dimensions")
+    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
     data = []
     for index, result in enumerate(prediction.results):
         vector = output_vector(result, normalize=True)

@@ -1,114 +1,14 @@
 """TensorFlow Serving's REST API over the tensor view of any model: GET /v1/models/{name} (status),
 GET /v1/models/{name}/metadata (the signature), POST /v1/models/{name}:predict; each also under
-/v1/models/{name}/versions/{version}. Errors take TF Serving's shape, {"error": "..."} (function/http_errors.py)."""
+/v1/models/{name}/versions/{version}. Errors take TF Serving's shape, {"error": "..."} (function/router.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from function.config import Env
-from function.openapi import described_by
+from function.inference import cached_results
 from function.protocols import tfserving
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
 from function.tasks.tensor import TensorTask
-
-if TYPE_CHECKING:
-    from function.openapi.operation import Deployment, Operation
-
-TAGS = ("tensorflow-serving",)
-MODEL_STATES = ["UNKNOWN", "START", "LOADING", "AVAILABLE", "UNLOADING", "END"]  # TF Serving's ModelVersionStatus
-
-
-def _path_parameters(deployment: Deployment) -> tuple:
-    from function.openapi import spec  # noqa: PLC0415  (on the first GET /openapi.json only, never at init)
-
-    version = spec.Parameter("version", {**spec.STRING, "pattern": "^[0-9]+$"}, "TF Serving versions are integers: "
-                             "here the first 12 hex digits of the model's model_version, in decimal (GET "
-                             "/v1/models/{name} gives it). Another is a 404.", location="path")
-    return spec.model_name_parameter(deployment), version
-
-
-def describe_model_status(deployment: Deployment) -> Operation:
-    from function.openapi import spec  # noqa: PLC0415  (on the first GET /openapi.json only, never at init)
-
-    status = spec.obj({"error_code": spec.STRING, "error_message": spec.STRING})
-    version = spec.obj({"version": {**spec.STRING, "pattern": "^[0-9]+$"}, "state": {"enum": MODEL_STATES},
-                        "status": status})
-    return spec.Operation(
-        summary="TF Serving: model status",
-        description="TensorFlow Serving's GetModelStatusResponse: the one version served, AVAILABLE (the interpreter "
-                    "loads on first use). Loads nothing.",
-        parameters=_path_parameters(deployment),
-        response=spec.obj({"model_version_status": spec.array(version, minItems=1, maxItems=1)}),
-        errors=spec.TENSOR_MODEL,
-        tags=TAGS,
-    )
-
-
-def describe_model_metadata(deployment: Deployment) -> Operation:
-    from function.openapi import spec  # noqa: PLC0415  (on the first GET /openapi.json only, never at init)
-    from function.protocols.tensor_values import DTYPE_NAMES  # noqa: PLC0415
-
-    dim = spec.obj({"size": {**spec.STRING, "pattern": "^-?[0-9]+$", "description": "An int64 as a string "
-                                                                                    "(proto3 JSON); -1: any."},
-                    "name": spec.STRING})
-    tensor = spec.obj({"dtype": {"enum": sorted(names.tf for names in DTYPE_NAMES.values())},
-                       "tensor_shape": spec.obj({"dim": spec.array(dim, minItems=1), "unknown_rank": spec.BOOLEAN}),
-                       "name": spec.STRING})
-    tensors = {"type": "object", "additionalProperties": tensor, "minProperties": 1}
-    signature = spec.obj({"inputs": tensors, "outputs": tensors, "method_name": {"const": tfserving.PREDICT_METHOD},
-                          "defaults": {"type": "object"}})
-    model_spec = spec.obj({"name": spec.STRING, "signature_name": spec.STRING,
-                           "version": {**spec.STRING, "pattern": "^[0-9]+$"}})
-    signatures = spec.obj({"signature_def": {"type": "object", "additionalProperties": signature,
-                                             "minProperties": 1}})
-    return spec.Operation(
-        summary="TF Serving: model metadata",
-        description="TensorFlow Serving's GetModelMetadataResponse: the model's one signature (serving_default), "
-                    "each input and output with its dtype and shape, batch first (-1). Loads nothing.",
-        parameters=_path_parameters(deployment),
-        response=spec.obj({"model_spec": model_spec, "metadata": spec.obj({"signature_def": signatures})}),
-        errors=spec.TENSOR_MODEL,
-        tags=TAGS,
-    )
-
-
-def describe_predict(deployment: Deployment) -> Operation:
-    from function.openapi import spec  # noqa: PLC0415  (on the first GET /openapi.json only, never at init)
-
-    # A value for a single-input model, or an object naming every input (values of any other type are refused).
-    value_or_named = {"type": ["number", "boolean", "array", "object"], "items": spec.JSON_TENSOR["items"],
-                      "additionalProperties": spec.JSON_TENSOR}
-    body = {"type": "object", "oneOf": [{"required": [tfserving.ROW]}, {"required": [tfserving.COLUMNAR]}],
-            "properties": {
-                "signature_name": {"type": ["string", "null"], "description": "The model's one signature, "
-                                   "serving_default (or \"\"); null or left out, the same."},
-                tfserving.ROW: spec.array(value_or_named, minItems=1, maxItems=deployment.settings.max_tensor_batch,
-                                          description="Row format: one entry per instance, "
-                                                      f"{spec.batch_limit(deployment)}; an object naming every input "
-                                                      "per instance, or the bare value for a single-input model."),
-                tfserving.COLUMNAR: {**value_or_named, "description": "Columnar format: every input batched, batch "
-                                     "first; an object naming every input, or the bare value for a single-input "
-                                     f"model; {spec.batch_limit(deployment)}."},
-            }}
-    return spec.Operation(
-        summary="TF Serving: predict",
-        description="TensorFlow Serving's REST predict over any served model, as raw tensors: send exactly one of "
-                    "\"instances\" (row format) or \"inputs\" (columnar format); the answer mirrors it, "
-                    "\"predictions\" (one entry per instance) or \"outputs\" (batched), an object of every output "
-                    "when the model has several, the bare value when it has one. Values follow docs/api.md's tensor "
-                    "value rules: numbers and booleans only ({\"b64\": ...} string tensors are refused: no model here "
-                    "has a string input). Errors are TF Serving's {\"error\": \"<message>\"}.",
-        request={"application/json": body},
-        parameters=_path_parameters(deployment),
-        response={"oneOf": [spec.obj({"predictions": spec.array(value_or_named, minItems=1)}),
-                            spec.obj({"outputs": value_or_named})]},
-        errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "unknown_signature", "missing_field", "invalid_field",
-                "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
-        tags=TAGS,
-    )
 
 
 def _task(ctx: RouteContext) -> TensorTask:
@@ -117,23 +17,20 @@ def _task(ctx: RouteContext) -> TensorTask:
     return task
 
 
-@described_by(describe_model_status)
 def model_status(ctx: RouteContext) -> Response:
     return json_response(200, tfserving.model_status(_task(ctx).manifest))
 
 
-@described_by(describe_model_metadata)
 def model_metadata(ctx: RouteContext) -> Response:
     return json_response(200, tfserving.model_metadata(_task(ctx)))
 
 
-@described_by(describe_predict)
-def predict(ctx: RouteContext) -> Response:
+def predict_route(ctx: RouteContext) -> Response:
     inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
     inputs.check_not_compressed(ctx.request)
     task = _task(ctx)
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
         request = tfserving.parse_predict(body, task, ctx.settings.max_tensor_batch)
-    prediction = ctx.predict(task, request.instances, {})
+    prediction = cached_results(task, ctx.store, request.instances, {}, ctx.timings, ctx.log_fields)
     return json_response(200, tfserving.predict_response(task, request, prediction.results))

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from function.config import TaskLimits
-from function.errors import ModelUnavailable
+from function.errors import refuse
 from function.log import Timings
 from function.model.files import PRESENT, ModelFiles
 from function.model.manifest import Manifest, ManifestError
@@ -76,8 +76,8 @@ class Task(ABC):
             return factory()
         except Exception as exc:  # noqa: BLE001  (whatever broke, this model cannot answer: say so, keep serving)
             log.exception("model failed to load", extra={"fields": {"model": self.manifest.name}})
-            raise ModelUnavailable("model_unavailable", f"Model {self.manifest.name!r} could not be loaded: "
-                                   f"{type(exc).__name__}: {_first_line(exc)}") from exc
+            raise refuse("model_unavailable", f"Model {self.manifest.name!r} could not be loaded: "
+                         f"{type(exc).__name__}: {_first_line(exc)}") from exc
 
     @property
     def loaded(self) -> bool:

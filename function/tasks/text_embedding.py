@@ -11,7 +11,7 @@ import binascii
 
 import numpy as np
 
-from function.errors import PayloadTooLarge
+from function.errors import refuse
 from function.log import Timings
 from function.tasks.base import Batch, Result
 from function.tasks.text import TextTask
@@ -41,8 +41,8 @@ class TextEmbedding(TextTask):
         batch = super().preprocess(items, timings)
         tokens = sum(note["tokens"] for note in batch.notes)
         if tokens > self.limits.max_batch_tokens:
-            raise PayloadTooLarge("too_many_tokens", f"The texts hold {tokens} tokens in all; the limit per request "
-                                  f"is {self.limits.max_batch_tokens}: send fewer or shorter texts.", param="input")
+            raise refuse("too_many_tokens", f"The texts hold {tokens} tokens in all; the limit per request "
+                         f"is {self.limits.max_batch_tokens}: send fewer or shorter texts.", param="input")
         return batch
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:

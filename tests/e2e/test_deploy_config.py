@@ -12,24 +12,14 @@ import re
 import pytest
 
 from function.cache.dynamodb_item import KEY_ATTRIBUTE, TTL_ATTRIBUTE
-from function.router import ROUTES
 from tests.support.cloudformation import deployed
 from tests.support.serverless_package import (
     DEFAULT_IMAGE, DIGEST_URI, REPO_ROOT, VARIANTS, as_list, cfn_lint, only, only_named, resources_of_type,
 )
+from tests.unit.test_router_table import gateway_routes
 
-# API Gateway path variables are whole segments: the protocol routes ("{name}:predict", "/versions/{version}") reach
-# the function through greedy routes under these prefixes, and its router resolves the rest.
-GREEDY_PREFIXES = ("/v1/models/", "/v2/")
-
-
-def gateway_path(template: str) -> str:
-    prefix = next((prefix for prefix in GREEDY_PREFIXES if template.startswith(prefix)), None)
-    return prefix + "{proxy+}" if prefix else template
-
-
-# Every route the function serves, and nothing else.
-EXPECTED_ROUTES = {f"{method} {gateway_path(path)}" for path, methods in ROUTES.items() for method in methods}
+# Every route the function serves (function/router.py's group tables), and nothing else.
+EXPECTED_ROUTES = gateway_routes()
 API_GATEWAY_LIMIT_SECONDS = 30
 
 pytestmark = pytest.mark.slow

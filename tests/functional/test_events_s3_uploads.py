@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from function.entry import handle_event
 from function.entry.s3_upload import UploadsNotProcessed, tag_value
 from function.catalog.registry import ModelRegistry
 from tests.support.aws_events import s3_object_created
@@ -36,7 +37,7 @@ def upload(aws, bucket: str, key: str, data: bytes, **extra) -> dict:  # noqa: F
 def test_an_upload_is_tagged_and_its_answer_written_as_classify_would_answer(aws, bucket,  # noqa: F811
                                                                              uploads_service):
     photo = cat_jpeg()
-    outcome = uploads_service.handle_event(upload(aws, bucket, "uploads/my cat (1).jpg", photo), None)
+    outcome = handle_event(uploads_service, upload(aws, bucket, "uploads/my cat (1).jpg", photo), None)
     assert outcome["uploads"][0]["outcome"] == "classified"
     written = aws.read_json(bucket, "predictions/uploads/my cat (1).jpg.json")
     status, http_answer = call(uploads_service, "POST", "/classify", photo, "image/jpeg", binary=True)
@@ -53,7 +54,7 @@ def test_an_upload_is_tagged_and_its_answer_written_as_classify_would_answer(aws
 
 def test_the_uploaders_own_tags_are_kept(aws, bucket, uploads_service):  # noqa: F811
     event = upload(aws, bucket, "uploads/tagged.jpg", cat_jpeg(), Tagging="owner=alice&project=zoo")
-    uploads_service.handle_event(event, None)
+    handle_event(uploads_service, event, None)
     tags = aws.tags(bucket, "uploads/tagged.jpg")
     assert {tags["owner"], tags["project"]} == {"alice", "zoo"} and is_cat(tags["label"].replace("_", " "))
 
@@ -65,7 +66,7 @@ def test_the_uploaders_own_tags_are_kept(aws, bucket, uploads_service):  # noqa:
 ], ids=["truncated-jpeg", "pdf", "json"])
 def test_what_is_not_an_image_gets_its_error_tag_and_is_not_retried(aws, bucket, uploads_service, data,  # noqa: F811
                                                                     code):
-    outcome = uploads_service.handle_event(upload(aws, bucket, "uploads/broken.jpg", data), None)  # no raise
+    outcome = handle_event(uploads_service, upload(aws, bucket, "uploads/broken.jpg", data), None)  # no raise
     assert outcome["uploads"] == [{"key": "uploads/broken.jpg", "outcome": "refused", "error_code": code}]
     assert aws.tags(bucket, "uploads/broken.jpg") == {"error": code}
     assert aws.read_json(bucket, "predictions/uploads/broken.jpg.json")["error"]["code"] == code
@@ -74,27 +75,27 @@ def test_what_is_not_an_image_gets_its_error_tag_and_is_not_retried(aws, bucket,
 def test_an_object_over_the_body_limit_is_refused_unread_with_the_http_code(aws, bucket, registry):  # noqa: F811
     service = make_service(registry, uploads_prefix=PREFIX, max_body_bytes=10_000)
     event = upload(aws, bucket, "uploads/big.jpg", cat_jpeg())
-    service.handle_event(event, None)
+    handle_event(service, event, None)
     assert aws.tags(bucket, "uploads/big.jpg") == {"error": "body_too_large"}
     # The event may understate the size (the object was replaced): the GET's own length is checked too.
     event["Records"][0]["s3"]["object"]["size"] = 100
     aws.s3.delete_object_tagging(Bucket=bucket, Key="uploads/big.jpg")
-    service.handle_event(event, None)
+    handle_event(service, event, None)
     assert aws.tags(bucket, "uploads/big.jpg") == {"error": "body_too_large"}
 
 
 def test_a_reupload_that_now_fails_loses_its_old_label(aws, bucket, uploads_service):  # noqa: F811
-    uploads_service.handle_event(upload(aws, bucket, "uploads/photo.jpg", cat_jpeg()), None)
-    uploads_service.handle_event(upload(aws, bucket, "uploads/photo.jpg", b"not any more"), None)
+    handle_event(uploads_service, upload(aws, bucket, "uploads/photo.jpg", cat_jpeg()), None)
+    handle_event(uploads_service, upload(aws, bucket, "uploads/photo.jpg", b"not any more"), None)
     assert aws.tags(bucket, "uploads/photo.jpg") == {"error": "unsupported_image"}
 
 
 def test_the_same_content_twice_is_answered_from_the_result_cache(aws, bucket, uploads_service):  # noqa: F811
     photo = cat_jpeg()
     first = upload(aws, bucket, "uploads/a.jpg", photo)
-    uploads_service.handle_event(first, None)
-    uploads_service.handle_event(upload(aws, bucket, "uploads/copy of a.jpg", photo), None)
-    uploads_service.handle_event(first, None)  # Lambda delivering the same event again
+    handle_event(uploads_service, first, None)
+    handle_event(uploads_service, upload(aws, bucket, "uploads/copy of a.jpg", photo), None)
+    handle_event(uploads_service, first, None)  # Lambda delivering the same event again
     assert aws.read_json(bucket, "predictions/uploads/copy of a.jpg.json")["predictions"][0]["cached"] is True
     assert aws.read_json(bucket, "predictions/uploads/a.jpg.json")["predictions"][0]["cached"] is True
     assert aws.tags(bucket, "uploads/a.jpg") == aws.tags(bucket, "uploads/copy of a.jpg")
@@ -106,7 +107,7 @@ def test_the_function_never_classifies_its_own_results_nor_keys_outside_the_rule
     service = make_service(registry, uploads_prefix="", uploads_suffix=".jpg")
     if key.startswith("elsewhere"):
         service = make_service(registry, uploads_prefix=PREFIX)
-    outcome = service.handle_event(upload(aws, bucket, key, cat_jpeg()), None)
+    outcome = handle_event(service, upload(aws, bucket, key, cat_jpeg()), None)
     assert outcome["uploads"][0]["outcome"] == "skipped"
     assert aws.keys(bucket) == [key] and aws.tags(bucket, key) == {}
 
@@ -115,8 +116,8 @@ def test_other_events_and_deleted_objects_are_skipped(aws, bucket, uploads_servi
     event = upload(aws, bucket, "uploads/gone.jpg", cat_jpeg())
     aws.s3.delete_object(Bucket=bucket, Key="uploads/gone.jpg")
     removed = s3_object_created(bucket, "uploads/x.jpg", 1, event_name="ObjectRemoved:Delete")
-    assert uploads_service.handle_event(event, None)["uploads"][0]["outcome"] == "skipped"
-    assert uploads_service.handle_event(removed, None)["uploads"][0]["outcome"] == "skipped"
+    assert handle_event(uploads_service, event, None)["uploads"][0]["outcome"] == "skipped"
+    assert handle_event(uploads_service, removed, None)["uploads"][0]["outcome"] == "skipped"
     assert aws.keys(bucket) == []
 
 
@@ -126,7 +127,7 @@ def test_a_transient_failure_raises_for_lambdas_retry_and_writes_nothing(aws, bu
     (tmp_path / "digits" / "model.tflite").write_bytes(b"not a model")  # loads fail: 503 model_unavailable
     service = make_service(ModelRegistry(tmp_path), uploads_prefix=PREFIX, default_image_model="digits")
     with pytest.raises(UploadsNotProcessed, match="uploads/digit.jpg"):
-        service.handle_event(upload(aws, bucket, "uploads/digit.jpg", cat_jpeg()), None)
+        handle_event(service, upload(aws, bucket, "uploads/digit.jpg", cat_jpeg()), None)
     assert aws.keys(bucket) == ["uploads/digit.jpg"] and aws.tags(bucket, "uploads/digit.jpg") == {}
 
 

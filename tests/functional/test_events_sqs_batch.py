@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
 from tests.support.aws_events import sqs_batch
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
@@ -57,7 +58,7 @@ def messages() -> list[dict]:
 
 
 def test_only_the_transient_failure_is_reported_and_every_other_answer_is_written(aws, service, results):  # noqa: F811
-    answer = service.handle_event(sqs_batch(messages()), None)
+    answer = handle_event(service, sqs_batch(messages()), None)
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m3"}]}
     assert aws.keys(results) == ["out/bad-image.json", "out/m1.json", "out/reviews/1.json"]
     status, http_answer = call(service, "POST", "/sentiment", {k: v for k, v in GOOD.items() if k not in (
@@ -78,14 +79,14 @@ def test_only_the_transient_failure_is_reported_and_every_other_answer_is_writte
 ], ids=["route-not-offered", "no-route", "id-climbs", "id-not-text", "route-refuses", "not-an-object"])
 def test_a_malformed_message_is_answered_under_its_message_id_and_acknowledged(aws, service,  # noqa: F811
                                                                                results, body, code):
-    answer = service.handle_event(sqs_batch([{"messageId": "bad", "body": json.dumps(body)}]), None)
+    answer = handle_event(service, sqs_batch([{"messageId": "bad", "body": json.dumps(body)}]), None)
     assert answer == {"batchItemFailures": []}
     assert aws.read_json(results, "out/bad.json")["error"]["code"] == code
 
 
 def test_a_result_that_cannot_be_written_is_delivered_again(aws, models, results):  # noqa: F811
     service = make_service(models, results_bucket="no-such-bucket-anywhere", results_prefix="out/")
-    answer = service.handle_event(sqs_batch([{"messageId": "m", "body": json.dumps(GOOD)}]), None)
+    answer = handle_event(service, sqs_batch([{"messageId": "m", "body": json.dumps(GOOD)}]), None)
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m"}]}
 
 
@@ -108,7 +109,7 @@ def test_through_a_real_queue_only_the_transient_message_reaches_the_dead_letter
         if not received:
             break
         invocations += 1
-        failed = {f["itemIdentifier"] for f in service.handle_event(sqs_batch(received), None)["batchItemFailures"]}
+        failed = {f["itemIdentifier"] for f in handle_event(service, sqs_batch(received), None)["batchItemFailures"]}
         for message in received:
             if message["MessageId"] not in failed:
                 aws.sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])

@@ -8,6 +8,7 @@ import zlib
 import pytest
 from PIL import Image
 
+from function.entry import handle_event
 from tests.support.function_fixtures import (  # noqa: F401
     assert_healthy, call, demo_models, make_service, registry, service,
 )
@@ -81,7 +82,7 @@ def test_client_errors(service, event_format, method, path, body, content_type, 
 def test_405_names_the_allowed_methods(service):
     from tests.support.events import http_api_event
 
-    result = service.handle_event(http_api_event("GET", "/classify"), None)
+    result = handle_event(service, http_api_event("GET", "/classify"), None)
     assert result["headers"]["allow"] == "POST"
 
 
@@ -94,7 +95,7 @@ def test_body_over_the_limit_is_413(registry):  # noqa: F811
 
 @pytest.mark.parametrize("event", [{}, {"Records": [{"s3": {}}]}, {"version": "2.0"}])
 def test_events_that_are_not_api_gateway_are_400(service, event):
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     assert result["statusCode"] == 400
     assert json.loads(result["body"])["error"]["code"] == "unsupported_event"
     assert_healthy(service)

@@ -10,6 +10,7 @@ import logging
 import pytest
 
 from function.cache.memory import MemoryResultStore
+from function.entry import handle_event
 from function.log import LOGGER_NAME, UNSAFE_IN_A_LINE, JsonLineFormatter
 from tests.support.digits_service import digits_models, digits_service  # noqa: F401  (fixture)
 from tests.support.events import http_api_event, rest_api_event
@@ -65,7 +66,7 @@ def hostile_events() -> list[dict]:
 def test_each_request_writes_exactly_one_json_line(digits_models, log_bytes):  # noqa: F811
     service = digits_service(digits_models, MemoryResultStore(10, ttl_seconds=60))
     events = hostile_events()
-    statuses = [service.handle_event(event, None)["statusCode"] for event in events]
+    statuses = [handle_event(service, event, None)["statusCode"] for event in events]
     assert all(status < 500 for status in statuses), statuses
     lines = log_bytes.getvalue().split(b"\n")
     assert lines.pop() == b"" and len(lines) == len(events)
@@ -83,9 +84,9 @@ def test_a_bug_is_one_line_too_with_its_traceback_inside(digits_models, log_byte
         raise RuntimeError("a bug of ours")
 
     monkeypatch.setattr(service.store, "get_many", broken)
-    result = service.handle_event(http_api_event("POST", "/sentiment", {"text": "fine", "model": "nope"}), None)
+    result = handle_event(service, http_api_event("POST", "/sentiment", {"text": "fine", "model": "nope"}), None)
     assert result["statusCode"] == 404  # the model lookup comes first: no bug reached
-    result = service.handle_event(http_api_event("POST", "/classify", {"model": "digits", "image": "aGk="}), None)
+    result = handle_event(service, http_api_event("POST", "/classify", {"model": "digits", "image": "aGk="}), None)
     assert result["statusCode"] == 500 and json.loads(result["body"])["error"]["code"] == "internal_error"
     lines = log_bytes.getvalue().decode("utf-8").splitlines()
     assert len(lines) == 2

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from function.entry import handle_event
 from tests.support.function_fixtures import call, demo_models, registry, service  # noqa: F401
 from tests.support.photos import CAT_LABELS, b64, encode, photo
 from tests.support.events import load_event
@@ -42,7 +43,7 @@ def test_classify_raw_binary_body(service, cat_jpeg, event_format):
 
 @pytest.mark.parametrize("name", ["http_api_v2_post_image_binary.json", "rest_v1_post_image_binary.json"])
 def test_recorded_binary_events_classify_a_digit(service, name):
-    result = service.handle_event(load_event(name), None)
+    result = handle_event(service, load_event(name), None)
     body = json.loads(result["body"])
     assert result["statusCode"] == 200
     assert body["model"] == "digits"
@@ -52,7 +53,7 @@ def test_recorded_binary_events_classify_a_digit(service, name):
 
 @pytest.mark.parametrize("name", ["http_api_v2_post_json.json", "rest_v1_post_json.json"])
 def test_recorded_json_events_get_sentiment(service, name):
-    result = service.handle_event(load_event(name), None)
+    result = handle_event(service, load_event(name), None)
     body = json.loads(result["body"])
     assert result["statusCode"] == 200
     assert body["predictions"][0]["label"] == "positive"
@@ -107,7 +108,7 @@ def test_trailing_slash_and_named_stage_reach_the_route(service):
     assert call(service, "GET", "/health/")[0] == 200
     event = load_event("http_api_v2_get_health.json")
     event["rawPath"], event["requestContext"]["stage"] = "/prod/health", "prod"
-    assert service.handle_event(event, None)["statusCode"] == 200
+    assert handle_event(service, event, None)["statusCode"] == 200
 
 
 def test_choosing_another_model(service):

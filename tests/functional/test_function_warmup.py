@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
 from tests.support.function_fixtures import assert_healthy, demo_models, make_service  # noqa: F401
 
@@ -13,7 +14,7 @@ def test_warmup_event_loads_every_model_and_answers_200(demo_models):  # noqa: F
     service = make_service(fresh)
     assert not any(fresh.is_loaded(name) for name in fresh.tasks)
 
-    result = service.handle_event({"warmup": True}, SimpleNamespace(aws_request_id="abc-123"))
+    result = handle_event(service, {"warmup": True}, SimpleNamespace(aws_request_id="abc-123"))
 
     assert result["statusCode"] == 200
     body = json.loads(result["body"])
@@ -24,6 +25,6 @@ def test_warmup_event_loads_every_model_and_answers_200(demo_models):  # noqa: F
 
 def test_an_event_that_only_resembles_a_warmup_is_still_rejected(demo_models):  # noqa: F811
     service = make_service(ModelRegistry(demo_models))
-    result = service.handle_event({"warmup": "yes"})
+    result = handle_event(service, {"warmup": "yes"})
     assert result["statusCode"] == 400
     assert json.loads(result["body"])["error"]["code"] == "unsupported_event"

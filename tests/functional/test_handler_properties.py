@@ -15,6 +15,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from function.entry import handle_event
 from function.errors import UnsupportedEvent
 from function.events import parse_event
 from tests.support.events import http_api_event, rest_api_event
@@ -111,7 +112,7 @@ def assert_documented_error(path: object, status: int, body: object) -> None:
 
 
 def answer(service, event: object) -> tuple[int, dict]:
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     assert isinstance(result, dict) and set(result) >= {"statusCode", "headers", "body"}
     status = result["statusCode"]
     assert 200 <= status < 500, result

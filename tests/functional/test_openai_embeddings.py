@@ -10,6 +10,7 @@ import numpy as np
 import openai
 import pytest
 
+from function.entry import handle_event
 from function.local_server import http_api_event
 from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401
 from tests.support.serve_process import serving
@@ -31,7 +32,7 @@ def handler_client(registry):  # noqa: F811
     def lambda_transport(request: httpx2.Request) -> httpx2.Response:
         event = http_api_event(request.method, str(request.url.raw_path.decode()), dict(request.headers),
                                request.read(), "127.0.0.1")
-        result = service.handle_event(event, None)
+        result = handle_event(service, event, None)
         return httpx2.Response(result["statusCode"], headers=result["headers"], content=result["body"].encode())
 
     http_client = httpx2.Client(transport=httpx2.MockTransport(lambda_transport))

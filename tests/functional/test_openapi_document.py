@@ -11,15 +11,20 @@ import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
+from convert.publish import publish
+from function.aws.s3 import client_from_environment
 from function.config import LIMIT_VARIABLES
-from function.http_errors import status_of_kind
+from function.entry import handle_event
+from function.errors import ERROR_CODES
+from function.http_errors import api_error_body, status_of_kind
 from function.log import LOGGER_NAME
 from function.catalog.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
-from function.openapi.error_codes import ERROR_CODES
-from function.router import ROUTES, template_of
+from function.router import ROUTES, Group, match
+from tests.functional.test_events_model_source import REFRESH_SECONDS, Clock, s3_registry
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
+from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import (DEMO_MODELS, REPO, call, demo_models, make_service,  # noqa: F401
                                              registry, service)
@@ -58,7 +63,7 @@ def test_the_page_is_off_unless_settings_turn_it_on(service, registry):  # noqa:
     assert (status, body["error"]["code"]) == (404, "route_not_found")
     assert "SERVE_PAGE=true" in body["error"]["message"]
     with_page = make_service(registry, serve_page=True)
-    result = with_page.handle_event(http_api_event("GET", "/"), None)
+    result = handle_event(with_page, http_api_event("GET", "/"), None)
     assert result["statusCode"] == 200 and result["headers"]["content-type"] == "text/html; charset=utf-8"
     assert "<title>" in result["body"]
     assert operation_of(document(with_page), "GET", "/")["responses"]["200"]["content"].keys() == {"text/html"}
@@ -118,24 +123,42 @@ def test_the_openai_route_documents_openai_error_bodies(service):
 def test_built_on_first_request_without_loading_a_model(demo_models):  # noqa: F811
     fresh = ModelRegistry(demo_models)
     service = make_service(fresh)
-    first = service.handle_event(http_api_event("GET", "/openapi.json"), None)
+    first = handle_event(service, http_api_event("GET", "/openapi.json"), None)
     assert first["statusCode"] == 200 and json.loads(first["body"])["paths"]
     assert not any(fresh.is_loaded(name) for name in fresh.names)
-    assert service.handle_event(http_api_event("GET", "/openapi.json"), None)["body"] == first["body"]
+    assert handle_event(service, http_api_event("GET", "/openapi.json"), None)["body"] == first["body"]
+
+
+def test_the_document_follows_the_models_the_registry_serves_now(aws_environment, registry, tmp_path):  # noqa: F811
+    # A model published while the process is warm (MODEL_SOURCE on S3) appears in the document after the refresh.
+    clock, bucket = Clock(), aws_environment.bucket()
+    s3_models = s3_registry(bucket, tmp_path, clock, REFRESH_SECONDS)
+    service = make_service(s3_models)
+    before = document(service)
+    assert "enum" not in operation_of(before, "GET", "/v2/models/{name}")["parameters"][0]["schema"]  # serves none
+    publish(registry.model_dir / "digits", f"s3://{bucket}/models/", client_from_environment())
+    assert document(service) == before  # not refreshed yet: the same listing, the same document
+    clock.now += REFRESH_SECONDS
+    after = document(service)
+    assert operation_of(after, "GET", "/v2/models/{name}")["parameters"][0]["schema"]["enum"] == ["digits"]
+    classify = operation_of(after, "POST", "/classify")["requestBody"]["content"]["application/json"]["schema"]
+    assert classify["properties"]["model"]["enum"] == ["digits"]
 
 
 def test_a_route_without_a_description_is_named(service):
     def undocumented(ctx):
         raise AssertionError("never called")
 
-    with pytest.raises(TypeError, match=r"POST /v9/thing has no description: decorate undocumented"):
-        build_document(service.settings, {}, {"/v9/thing": {"POST": undocumented}})
+    with pytest.raises(TypeError, match=r"POST /v9/thing has no description: add undocumented "):
+        build_document(service.settings, {}, [Group("test", "/v9", api_error_body,
+                                                     {"/v9/thing": {"POST": undocumented}})])
 
 
 def test_path_parameters_come_from_the_route_template(service):
     from function.routes.catalog import health
 
-    doc = build_document(service.settings, {}, {"/v9/models/{name}:check": {"GET": health}})
+    doc = build_document(service.settings, {}, [Group("test", "/v9", api_error_body,
+                                                      {"/v9/models/{name}:check": {"GET": health}})])
     [parameter] = doc["paths"]["/v9/models/{name}:check"]["get"]["parameters"]
     assert parameter == {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
     validate(doc)
@@ -177,7 +200,7 @@ def error_codes():
 
 
 def answer_schema(doc: dict, method: str, path: str, status: str, media: str = "application/json") -> dict:
-    template, _ = template_of(path)
+    template = match(path).template
     return operation_of(doc, method, template)["responses"][status]["content"][media]["schema"]
 
 
@@ -212,7 +235,7 @@ def test_every_tensor_error_is_documented_for_its_route(service, error_codes, ca
     got_status, got = call(service, "POST", path, body)
     code = error_codes[-1]
     assert got_status == status and code
-    template, _ = template_of(path)
+    template = match(path).template
     response = operation_of(document(service), "POST", template)["responses"][str(status)]
     assert f"`{code}`" in response["description"], (code, response["description"])
     Draft202012Validator(response["content"]["application/json"]["schema"]).validate(got)
@@ -253,7 +276,7 @@ def test_real_tensor_answers_fit_the_documented_schemas(service):
 
 def test_binary_tensor_answers_are_documented(service):
     event = http_api_event("POST", "/v2/models/tabular/infer", tabular_v2(parameters={"binary_data_output": True}))
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     media = result["headers"]["content-type"]
     assert result["statusCode"] == 200 and media == "application/octet-stream"
     answers = operation_of(document(service), "POST", "/v2/models/{name}/infer")["responses"]["200"]["content"]

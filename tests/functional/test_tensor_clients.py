@@ -3,6 +3,7 @@ InferenceServerClient for the Open Inference Protocol, binary (its default) and 
 Serving's REST API, as a TF Serving user's `requests.post` sends it."""
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
@@ -11,6 +12,7 @@ import requests
 import tritonclient.http as triton
 from tritonclient.utils import InferenceServerException
 
+from function.entry import handle_event
 from function.local_server import make_server
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
 from tests.support.photos import CAT_LABELS, photo
@@ -25,7 +27,7 @@ COUNT = 8
 @pytest.fixture(scope="module")
 def server(tensor_registry):
     service = make_service(tensor_registry)
-    httpd = make_server(service.handle_event, "127.0.0.1", 0, service.settings.max_body_bytes)
+    httpd = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from function.entry import handle_event
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
 from tests.support.tensor_fixtures import tensor_model_dir, tensor_registry, tensor_service  # noqa: F401
@@ -121,7 +122,7 @@ def _binary(service, header_length: str, body: bytes, encoding: str | None = Non
     event["headers"]["inference-header-content-length"] = header_length
     if encoding:
         event["headers"]["content-encoding"] = encoding
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     return result["statusCode"], json.loads(result["body"])
 
 

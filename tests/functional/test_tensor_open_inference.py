@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from function.entry import handle_event
 from function.service import Service
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
@@ -28,7 +29,7 @@ def binary_call(service: Service, path: str, header: dict, tail: bytes) -> tuple
     head = json.dumps(header).encode()
     event = http_api_event("POST", path, head + tail, content_type="application/octet-stream")
     event["headers"]["inference-header-content-length"] = str(len(head))
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     body = base64.b64decode(result["body"]) if result["isBase64Encoded"] else result["body"].encode()
     length = int(result["headers"].get("inference-header-content-length", len(body)))
     return result["statusCode"], result["headers"], json.loads(body[:length]), body[length:]

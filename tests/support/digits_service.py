@@ -13,6 +13,7 @@ from PIL import Image
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
+from function.entry import handle_event
 from function.service import Service
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import model_dir
@@ -44,7 +45,7 @@ def classify(service: Service, column: int) -> tuple[dict, float]:
     """One /classify of a new image; asserts it was computed (not a cache hit). (parsed answer, seconds taken)"""
     event = http_api_event("POST", "/classify", digit_png(column), "image/png", binary=True)
     started = time.perf_counter()
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     seconds = time.perf_counter() - started
     assert result["statusCode"] == 200, result["body"]
     body = json.loads(result["body"])

@@ -12,6 +12,7 @@ import pytest
 
 from function.cache.memory import MemoryResultStore
 from function.config import DEFAULT_MODEL_DIR, ServiceSettings
+from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
 from function.service import Service
 from tests.support.events import EVENT_BUILDERS
@@ -58,7 +59,7 @@ def call(service: Service, method: str, path: str, body=None, content_type: str 
          binary: bool = False, event_format: str = "2.0") -> tuple[int, dict]:
     """Send one request through the Lambda entry contract; (status, parsed JSON body)."""
     event = EVENT_BUILDERS[event_format](method, path, body, content_type, binary)
-    result = service.handle_event(event, None)
+    result = handle_event(service, event, None)
     assert result["headers"]["content-type"].startswith("application/json")
     return result["statusCode"], json.loads(result["body"])
 

@@ -5,6 +5,7 @@ Fixtures: `demo_api` and `embedding_api` (import them with `registry` and `demo_
 """
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from function.entry import handle_event
 from function.local_server import make_server
 from function.catalog.registry import ModelRegistry
 from function.service import Service
@@ -22,7 +24,7 @@ from tests.support.function_fixtures import make_service
 @contextmanager
 def serving(service: Service) -> Iterator[str]:
     """The base URL (http://127.0.0.1:PORT) of `service` served over HTTP until the block ends."""
-    server = make_server(service.handle_event, "127.0.0.1", 0, service.settings.max_body_bytes)
+    server = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes)
     thread = threading.Thread(target=server.serve_forever, name="local-api", daemon=True)
     thread.start()
     try:

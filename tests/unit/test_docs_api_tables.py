@@ -1,5 +1,5 @@
 """docs/api.md's error and limit tables say what the code says: the same codes with the same statuses as
-function/openapi/error_codes.py, the local server's framing errors as function/local_http.py answers them, and the
+function/errors.py, the local server's framing errors as function/local_http.py answers them, and the
 defaults of every limit in function/config.py."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import ast
 import re
 
 from function import config, local_http
+from function.errors import ERROR_CODES
 from function.http_errors import status_of_kind
-from function.openapi.error_codes import ERROR_CODES
 from tests.support.function_fixtures import REPO
 
 DOC = (REPO / "docs" / "api.md").read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from function.entry import event_kind
+from function.entry import event_kind, handle_event
 from tests.support.events import load_event
 from tests.support.function_fixtures import REPO
 
@@ -32,7 +32,7 @@ def test_an_event_of_no_known_kind_is_refused_as_the_api_refuses_it():
     from tests.support.function_fixtures import make_service
     from function.catalog.registry import ModelRegistry
 
-    answer = make_service(ModelRegistry(REPO / "no-models-here")).handle_event({"Records": []}, None)
+    answer = handle_event(make_service(ModelRegistry(REPO / "no-models-here")), {"Records": []}, None)
     assert (answer["statusCode"], json.loads(answer["body"])["error"]["code"]) == (400, "unsupported_event")
 
 
@@ -40,6 +40,7 @@ def test_the_api_path_loads_neither_the_s3_client_nor_the_event_adapters():
     script = """
 import json, sys
 from function.app import handler
+from function.entry import handle_event
 event = json.load(open("tests/events/http_api_v2_get_health.json"))
 assert handler(event, None)["statusCode"] == 200
 print(json.dumps(sorted(m for m in sys.modules if m.startswith(("function.aws", "function.entry", "boto")))))
@@ -47,4 +48,5 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(("function.aws", 
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "RESULTS_CACHE": "memory"})
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["function.entry", "function.entry.api_gateway"]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["function.entry", "function.entry.api_gateway",
+                                                                "function.entry.warmup"]

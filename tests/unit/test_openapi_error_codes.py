@@ -1,24 +1,20 @@
-"""The error codes GET /openapi.json publishes are the codes the code raises: every domain error raised in function/
-has its code in ERROR_CODES with the same kind of error (hence status), and every code listed there is raised."""
+"""The error codes GET /openapi.json publishes are the codes the code raises: every domain error in function/ is
+raised by its code (`refuse("code", ...)`, or a helper of function/errors.py that does), every code raised is
+declared in ERROR_CODES, and every code declared there is raised."""
 from __future__ import annotations
 
 import ast
-import inspect
 from pathlib import Path
 
 import function
 from function import errors
+from function.errors import ERROR_CODES
 from function.http_errors import INTERNAL_ERROR, status_of, status_of_kind
-from function.openapi.error_codes import (ERROR_CODES, JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TENSOR_BODY,
-                                          TENSOR_MODEL, TENSOR_VALUES, TEXTS)
+from function.openapi.spec import JSON_BODY, MODEL_CHOICE, ONE_OR_MANY, TENSOR_BODY, TENSOR_MODEL, TENSOR_VALUES, TEXTS
 
 SOURCE = Path(function.__file__).parent
-KINDS = {name: kind for name, kind in vars(errors).items()
+KINDS = {name for name, kind in vars(errors).items()
          if isinstance(kind, type) and issubclass(kind, errors.ServingError)}
-
-
-def _takes_code(kind: type) -> bool:
-    return list(inspect.signature(kind.__init__).parameters)[1] == "code"
 
 
 def _literal(call: ast.Call) -> str | None:
@@ -26,37 +22,56 @@ def _literal(call: ast.Call) -> str | None:
     return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
 
 
-def raised_codes() -> tuple[set[tuple[str, type]], list[str]]:
-    """({(code, kind)} of every domain error built in function/, [places whose code is not a literal])."""
-    found, unreadable = set(), []
+def _called(call: ast.Call) -> str:
+    return getattr(call.func, "id", None) or getattr(call.func, "attr", "")
+
+
+def raised_codes() -> tuple[set[str], list[str], list[str]]:
+    """({code of every refuse() and of every error class's own super().__init__}, [places whose code is not a
+    literal], [places that build a kind of error directly instead of by its code])."""
+    found, unreadable, by_kind = set(), [], []
     for path in sorted(SOURCE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name in KINDS:  # super().__init__("code", ...) of a kind
                 for call in ast.walk(node):
-                    if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "__init__" and _literal(call):
-                        found.add((_literal(call), KINDS[node.name]))
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KINDS \
-                    and _takes_code(KINDS[node.func.id]):
+                    if isinstance(call, ast.Call) and _called(call) == "__init__" and _literal(call):
+                        found.add(_literal(call))
+            if not isinstance(node, ast.Call):
+                continue
+            where = f"{path.relative_to(SOURCE.parent)}:{node.lineno}"
+            if _called(node) == "refuse":
                 code = _literal(node)
-                if code is None:
-                    unreadable.append(f"{path.relative_to(SOURCE.parent)}:{node.lineno}")
-                else:
-                    found.add((code, KINDS[node.func.id]))
-    return found, unreadable
+                if code is None and path.name != "errors.py":  # refuse() itself passes its argument on
+                    unreadable.append(where)
+                elif code is not None:
+                    found.add(code)
+            elif _called(node) in KINDS and _called(node) != "MethodNotAllowed":  # it carries the Allow header
+                by_kind.append(where)
+    return found, unreadable, by_kind
 
 
-def test_every_raised_code_is_listed_with_its_kind_and_every_listed_code_is_raised():
-    found, unreadable = raised_codes()
+def test_every_raised_code_is_declared_and_every_declared_code_is_raised():
+    found, unreadable, _ = raised_codes()
     assert not unreadable, f"error codes must be string literals where raised: {unreadable}"
-    assert found == {(code, entry.kind) for code, entry in ERROR_CODES.items()}
+    assert found == set(ERROR_CODES)
+
+
+def test_errors_are_raised_by_their_code_never_by_their_class():
+    _, _, by_kind = raised_codes()
+    assert not by_kind, f"raise refuse(\"<code>\", ...) instead of building the class: {by_kind}"
+
+
+def test_refuse_builds_the_kind_its_code_declares():
+    for code, entry in ERROR_CODES.items():
+        if entry.kind is not errors.MethodNotAllowed:
+            error = errors.refuse(code, "a sentence", param="field")
+            assert (type(error), error.code, error.message, error.param) == (entry.kind, code, "a sentence", "field")
 
 
 def test_the_scan_sees_the_codes_set_inside_error_classes_and_the_internal_error():
-    found, _ = raised_codes()
-    assert ("method_not_allowed", errors.MethodNotAllowed) in found
-    assert ("unsupported_event", errors.UnsupportedEvent) in found
-    assert ("internal_error", errors.ServingError) in found
+    found, _, _ = raised_codes()
+    assert {"method_not_allowed", "unsupported_event", "internal_error", "wrong_model_task", "body_too_large"} <= found
     assert status_of_kind(ERROR_CODES["internal_error"].kind) == status_of(INTERNAL_ERROR) == 500
 
 

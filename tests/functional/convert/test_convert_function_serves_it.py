@@ -1,5 +1,5 @@
 """Every model directory `convert` writes is served by the function: loaded by its registry and answered through
-the Lambda entry contract (Service.handle_event, what function.app.handler calls), one route per task; and the
+the Lambda entry contract (function.entry.handle_event, what function.app.handler calls), one route per task; and the
 function's own check inside convert refuses a directory it could not serve."""
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.litert_model import LiteRTModel
 from convert.samples import Samples
-from function.inference import predict
+from function.entry import handle_event
+from function.inference import cached_results
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
 from tests.support.events import http_api_event
@@ -33,7 +34,7 @@ def png(side: int, mode: str) -> bytes:
 
 
 def answer(service, path: str, body: dict) -> dict:
-    result = service.handle_event(http_api_event("POST", path, body), None)
+    result = handle_event(service, http_api_event("POST", path, body), None)
     assert result["statusCode"] == 200, result["body"]
     return json.loads(result["body"])
 
@@ -65,7 +66,7 @@ def test_each_task_is_answered_through_the_handler(fixture, mode, request, tmp_p
     else:
         samples = dict(np.load(saved_model / "validation.npz"))
         instance = {spec.name: samples[f"inputs_{spec.name}"][0] for spec in task.manifest.inputs}
-        prediction = predict(task, service.store, [instance], {}, Timings())
+        prediction = cached_results(task, service.store, [instance], {}, Timings())
         assert set(prediction.results[0]) == {spec.name for spec in task.manifest.outputs}
 
 

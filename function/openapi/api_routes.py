@@ -1,0 +1,155 @@
+"""The descriptions of this API's own routes (function/router.py API): /classify, /sentiment, /tokenize, /embed,
+/models, /health, /openapi.json and the page."""
+from __future__ import annotations
+
+from function.config import Env
+from function.openapi import spec
+from function.openapi.operation import Deployment, Operation
+from function.routes import classify, embed, text
+from function.routes.catalog import DEFAULT_KINDS
+from function.tasks import TASKS
+from function.tasks.image_classification import DEFAULT_TOP_K
+from function.tasks.text import TextTask
+
+
+def describe_classify(deployment: Deployment) -> Operation:
+    top_k = {"type": "integer", "minimum": 1, "default": DEFAULT_TOP_K,
+             "description": "How many labels to rank; capped at the model's number of labels."}
+    image = {"type": "string", "minLength": 1, "contentEncoding": "base64",
+             "description": "An image (JPEG, PNG, WebP, GIF, BMP or TIFF) in standard or URL-safe base64, padding "
+                            "and line breaks optional, with or without a data: URL prefix."}
+    properties, constraint = spec.one_or_many("image", "images", image, deployment.settings.max_batch, "image")
+    model = spec.model_field(deployment, classify.TASK)
+    body = {"type": "object", **constraint, "properties": {**properties, "model": model, "top_k": top_k}}
+    prediction = spec.obj({"label": spec.STRING, "score": spec.PROBABILITY,
+                           "top_k": spec.array(spec.LABEL_SCORE, minItems=1), "cached": spec.CACHED})
+    return spec.Operation(
+        summary="Classify one image or a batch of images",
+        description="Ranked labels for each image, in input order. Send base64 JSON, or the raw image as the body "
+                    "(any body that is not a JSON object is read as an image) with its options in the query string.",
+        request={"application/json": body, "image/*": {"type": "string", "format": "binary"}},
+        parameters=(spec.Parameter("model", model, "The model, for a raw image body."),
+                    spec.Parameter("top_k", top_k, "How many labels, for a raw image body.")),
+        response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
+                           "predictions": spec.array(prediction, minItems=1)}),
+        errors=(*spec.JSON_BODY, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type", "image_too_large",
+                "unsupported_image", *spec.MODEL_CHOICE),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_BATCH, Env.MAX_IMAGE_PIXELS),
+        tags=("images",),
+    )
+
+
+def describe_sentiment(deployment: Deployment) -> Operation:
+    prediction = spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The probability of "
+                                                           "label."}, "cached": spec.CACHED})
+    return spec.Operation(
+        summary="Classify the sentiment of one text or a batch",
+        description="The most likely label of each text (the sentiment demo model: positive or negative) and its "
+                    "probability, in input order.",
+        request={"application/json": spec.texts_body(deployment, spec.model_field(deployment, text.TASK))},
+        response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
+                           "predictions": spec.array(prediction, minItems=1)}),
+        errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS),
+        tags=("text",),
+    )
+
+
+def describe_tokenize(deployment: Deployment) -> Operation:
+    ids = spec.array({"type": "integer"})
+    truncated = {**spec.BOOLEAN, "description": "The text had more than max_length tokens and was cut."}
+    result = spec.obj({"ids": ids, "attention_mask": ids, "tokens": spec.array(spec.STRING), "count": spec.COUNT,
+                       "truncated": truncated})
+    text_models = sorted(name for name, task in deployment.models.items() if issubclass(TASKS[task], TextTask))
+    return spec.Operation(
+        summary="The token ids a text model sees",
+        description="The model's own tokenizer alone (no inference): ids, attention mask and tokens of each text "
+                    "before padding, their count, and whether the text was cut at the model's max_length.",
+        request={"application/json": spec.texts_body(deployment, spec.model_field(deployment, text.TASK,
+                                                                                 text_models))},
+        response=spec.obj({"model": spec.STRING, "max_length": spec.COUNT,
+                           "results": spec.array(result, minItems=1)}),
+        errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS),
+        tags=("text",),
+    )
+
+
+def describe_embed(deployment: Deployment) -> Operation:
+    normalize = {**spec.BOOLEAN, "default": True,
+                 "description": "L2-normalise each vector, so that cosine similarity is a dot product."}
+    embedding = spec.obj({"embedding": spec.array({"type": "number"}, minItems=1), "tokens": spec.COUNT,
+                          "truncated": spec.BOOLEAN, "cached": spec.CACHED})
+    return spec.Operation(
+        summary="Sentence embeddings of one text or a batch",
+        description="One vector per text, in input order, from a text_embedding model.",
+        request={"application/json": spec.texts_body(deployment, spec.model_field(deployment, embed.TASK),
+                                                     {"normalize": normalize})},
+        response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION, "dimensions": spec.COUNT,
+                           "normalized": spec.BOOLEAN, "embeddings": spec.array(embedding, minItems=1)}),
+        errors=(*spec.JSON_BODY, *spec.TEXTS, "too_many_tokens", *spec.MODEL_CHOICE),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
+        tags=("embeddings",),
+    )
+
+
+def describe_list_models(deployment: Deployment) -> Operation:
+    tensor = spec.obj({"name": spec.STRING, "shape": spec.array({"type": "integer"}), "dtype": spec.STRING})
+    loaded = {**spec.BOOLEAN, "description": "Whether this container has loaded the model yet (first use)."}
+    served = spec.obj({"name": spec.STRING, "task": spec.STRING, "version": spec.MODEL_VERSION,
+                       "quantization": spec.STRING, "inputs": spec.array(tensor), "outputs": spec.array(tensor),
+                       "labels": spec.COUNT, "available": {"const": True}, "loaded": loaded})
+    unservable = spec.obj({"name": spec.STRING, "available": {"const": False},
+                           "reason": {**spec.STRING, "description": "Why the model directory cannot be served."}})
+    defaults = spec.obj({kind: spec.STRING for kind in DEFAULT_KINDS}, required=[],
+                        description="The model each kind of route uses when a request names none, if served.")
+    return spec.Operation(
+        summary="Every model this deployment serves",
+        description="Each model directory under MODEL_DIR: its task, version, quantization and tensors, or why it "
+                    "cannot be served. Loads nothing.",
+        response=spec.obj({"models": spec.array({"oneOf": [served, unservable]}), "defaults": defaults}),
+        tags=("service",),
+    )
+
+
+def describe_health(deployment: Deployment) -> Operation:
+    return spec.Operation(
+        summary="Liveness",
+        description="Cheap: loads nothing. How many models are served and how many cannot be.",
+        response=spec.obj({"status": {"const": "ok"}, "models": spec.COUNT, "unavailable": spec.COUNT}),
+        tags=("service",),
+    )
+
+
+def describe_openapi_document(deployment: Deployment) -> Operation:
+    return spec.Operation(
+        summary="This document",
+        description="The OpenAPI 3.1 document of every route, schema, error code and limit in force here.",
+        response={"type": "object", "required": ["openapi", "info", "paths"]},
+        tags=("service",),
+    )
+
+
+def describe_page(deployment: Deployment) -> Operation | None:
+    if not deployment.settings.serve_page:
+        return None
+    return spec.Operation(
+        summary="A page to try every model",
+        description=f"HTML: classify a photo, the sentiment of a text, the similarity of two sentences ({Env.SERVE_PAGE}"
+                    "=true; on with `python -m function serve`).",
+        response={"type": "string"},
+        response_type="text/html",
+        tags=("service",),
+    )
+
+
+DESCRIPTIONS = {
+    "classify:classify": describe_classify,
+    "text:sentiment": describe_sentiment,
+    "text:tokenize": describe_tokenize,
+    "embed:embed": describe_embed,
+    "catalog:list_models": describe_list_models,
+    "catalog:health": describe_health,
+    "openapi_document:openapi_document": describe_openapi_document,
+    "page:page": describe_page,
+}

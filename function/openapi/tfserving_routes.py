@@ -1,0 +1,100 @@
+"""The descriptions of TensorFlow Serving's REST API routes (function/router.py TF_SERVING)."""
+from __future__ import annotations
+
+from function.config import Env
+from function.openapi import spec
+from function.openapi.operation import Deployment, Operation
+from function.protocols import tfserving
+from function.protocols.tensor_values import DTYPE_NAMES
+
+TAGS = ("tensorflow-serving",)
+MODEL_STATES = ["UNKNOWN", "START", "LOADING", "AVAILABLE", "UNLOADING", "END"]  # TF Serving's ModelVersionStatus
+
+
+def _path_parameters(deployment: Deployment) -> tuple:
+    version = spec.Parameter("version", {**spec.STRING, "pattern": "^[0-9]+$"}, "TF Serving versions are integers: "
+                             "here the first 12 hex digits of the model's model_version, in decimal (GET "
+                             "/v1/models/{name} gives it). Another is a 404.", location="path")
+    return spec.model_name_parameter(deployment), version
+
+
+def describe_model_status(deployment: Deployment) -> Operation:
+    status = spec.obj({"error_code": spec.STRING, "error_message": spec.STRING})
+    version = spec.obj({"version": {**spec.STRING, "pattern": "^[0-9]+$"}, "state": {"enum": MODEL_STATES},
+                        "status": status})
+    return spec.Operation(
+        summary="TF Serving: model status",
+        description="TensorFlow Serving's GetModelStatusResponse: the one version served, AVAILABLE (the interpreter "
+                    "loads on first use). Loads nothing.",
+        parameters=_path_parameters(deployment),
+        response=spec.obj({"model_version_status": spec.array(version, minItems=1, maxItems=1)}),
+        errors=spec.TENSOR_MODEL,
+        tags=TAGS,
+    )
+
+
+def describe_model_metadata(deployment: Deployment) -> Operation:
+    dim = spec.obj({"size": {**spec.STRING, "pattern": "^-?[0-9]+$", "description": "An int64 as a string "
+                                                                                    "(proto3 JSON); -1: any."},
+                    "name": spec.STRING})
+    tensor = spec.obj({"dtype": {"enum": sorted(names.tf for names in DTYPE_NAMES.values())},
+                       "tensor_shape": spec.obj({"dim": spec.array(dim, minItems=1), "unknown_rank": spec.BOOLEAN}),
+                       "name": spec.STRING})
+    tensors = {"type": "object", "additionalProperties": tensor, "minProperties": 1}
+    signature = spec.obj({"inputs": tensors, "outputs": tensors, "method_name": {"const": tfserving.PREDICT_METHOD},
+                          "defaults": {"type": "object"}})
+    model_spec = spec.obj({"name": spec.STRING, "signature_name": spec.STRING,
+                           "version": {**spec.STRING, "pattern": "^[0-9]+$"}})
+    signatures = spec.obj({"signature_def": {"type": "object", "additionalProperties": signature,
+                                             "minProperties": 1}})
+    return spec.Operation(
+        summary="TF Serving: model metadata",
+        description="TensorFlow Serving's GetModelMetadataResponse: the model's one signature (serving_default), "
+                    "each input and output with its dtype and shape, batch first (-1). Loads nothing.",
+        parameters=_path_parameters(deployment),
+        response=spec.obj({"model_spec": model_spec, "metadata": spec.obj({"signature_def": signatures})}),
+        errors=spec.TENSOR_MODEL,
+        tags=TAGS,
+    )
+
+
+def describe_predict(deployment: Deployment) -> Operation:
+    # A value for a single-input model, or an object naming every input (values of any other type are refused).
+    value_or_named = {"type": ["number", "boolean", "array", "object"], "items": spec.JSON_TENSOR["items"],
+                      "additionalProperties": spec.JSON_TENSOR}
+    body = {"type": "object", "oneOf": [{"required": [tfserving.ROW]}, {"required": [tfserving.COLUMNAR]}],
+            "properties": {
+                "signature_name": {"type": ["string", "null"], "description": "The model's one signature, "
+                                   "serving_default (or \"\"); null or left out, the same."},
+                tfserving.ROW: spec.array(value_or_named, minItems=1, maxItems=deployment.settings.max_tensor_batch,
+                                          description="Row format: one entry per instance, "
+                                                      f"{spec.batch_limit(deployment)}; an object naming every input "
+                                                      "per instance, or the bare value for a single-input model."),
+                tfserving.COLUMNAR: {**value_or_named, "description": "Columnar format: every input batched, batch "
+                                     "first; an object naming every input, or the bare value for a single-input "
+                                     f"model; {spec.batch_limit(deployment)}."},
+            }}
+    return spec.Operation(
+        summary="TF Serving: predict",
+        description="TensorFlow Serving's REST predict over any served model, as raw tensors: send exactly one of "
+                    "\"instances\" (row format) or \"inputs\" (columnar format); the answer mirrors it, "
+                    "\"predictions\" (one entry per instance) or \"outputs\" (batched), an object of every output "
+                    "when the model has several, the bare value when it has one. Values follow docs/api.md's tensor "
+                    "value rules: numbers and booleans only ({\"b64\": ...} string tensors are refused: no model here "
+                    "has a string input). Errors are TF Serving's {\"error\": \"<message>\"}.",
+        request={"application/json": body},
+        parameters=_path_parameters(deployment),
+        response={"oneOf": [spec.obj({"predictions": spec.array(value_or_named, minItems=1)}),
+                            spec.obj({"outputs": value_or_named})]},
+        errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "unknown_signature", "missing_field", "invalid_field",
+                "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
+        tags=TAGS,
+    )
+
+
+DESCRIPTIONS = {
+    "tfserving:model_status": describe_model_status,
+    "tfserving:model_metadata": describe_model_metadata,
+    "tfserving:predict_route": describe_predict,
+}
