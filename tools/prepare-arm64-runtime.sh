@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepares what tests/e2e/test_arm64.py runs offline to prove the function on Graviton (arm64) without arm64 hardware
 # or Docker, all under build/arm64-runtime/:
-#   - the aarch64 wheels of requirements.txt for Lambda's CPython 3.12 (the arm64 image's dependency layer; pip fails
-#     here if one is missing), and for CPython 3.11, the Python Debian ships for arm64;
+#   - the aarch64 wheels of requirements.txt for CPython 3.11, the Python Debian ships for arm64 (Lambda's 3.12 ones,
+#     the arm64 image's dependency layer, come with tools/prepare-lambda-runtime.sh);
 #   - sysroot/: an arm64 Debian userland (libc, libstdc++, python3.11...) unpacked from .debs with `dpkg -x`, never
 #     installed, so qemu-aarch64-static (Debian's qemu-user-static) runs SYSROOT/usr/bin/python3.11 on this host;
 #     plus SYSROOT/proc/cpuinfo in ARM's format: qemu's -L serves it as /proc/cpuinfo, and LiteRT's CPU detection
@@ -79,8 +79,6 @@ prepare_site() {
 }
 
 mkdir -p "$OUT"
-# The arm64 image's dependency layer (measured by the benchmark, its wheels' existence checked by the test).
-bash tools/download-wheels.sh aarch64 3.12 "build/lambda-runtime/wheels/aarch64-cp312"
 if ! command -v qemu-aarch64-static >/dev/null 2>&1; then
   echo "==> qemu-aarch64-static not found: install Debian's qemu-user-static (tools/install-test-deps.sh does, as root)" >&2
   exit 1

@@ -86,5 +86,7 @@ PY
 mkdir -p "$OUT"
 prepare_venv
 prepare_emulator
-# The image's dependency layer for Lambda's default architecture, installed offline by the layer-size test.
+# The image's dependency layer for each architecture serverless.yml offers, installed offline by the layer tests and
+# the benchmark; for aarch64 this also proves that every pin has an arm64 wheel.
 bash tools/download-wheels.sh x86_64 3.12 "$OUT/wheels/x86_64-cp312"
+bash tools/download-wheels.sh aarch64 3.12 "$OUT/wheels/aarch64-cp312"
