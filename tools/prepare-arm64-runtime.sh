@@ -49,6 +49,7 @@ prepare_sysroot() {
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then dpkg --add-architecture arm64; fi
   apt-get update -qq
   debs=$(mktemp -d)
+  chmod 0777 "$debs"  # apt downloads as its own _apt user
   (cd "$debs" && apt-get download -qq "${DEBS[@]/%/:arm64}")
   rm -rf "$SYSROOT"
   mkdir -p "$SYSROOT/proc"
