@@ -30,6 +30,7 @@ SECTIONS = {
     9: "bench.soak",
     10: "bench.tensor_latency",
     11: "bench.events",
+    12: "bench.image_layers",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

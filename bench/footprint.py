@@ -77,7 +77,8 @@ def run(context) -> SectionResult:
         "Bytes of all files under each venv's `site-packages`, counted once (one measurement: sizes do not vary). "
         "Each venv is built from its pin list alone on the same Python; all three also hold what the Lambda base "
         "image ships beside the function (awslambdaric, simplejson, snapshot-restore-py), so the comparison is "
-        "like for like. (a) is `pip install --no-deps -r requirements.txt` (tools/prepare-lambda-runtime.sh); "
+        "like for like. (a) is `pip install --no-deps -r requirements.txt` then runtime-prune.txt, as the image "
+        "(tools/prepare-lambda-runtime.sh; section 12 has the image's layer itself); "
         "(b) and (c) resolve their dependencies normally (bench/baselines/requirements-*.txt), as a tutorial "
         "reader's `pip install` does.",
         "",

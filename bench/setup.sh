@@ -2,7 +2,7 @@
 # What `make bench` needs beyond the dev venv, idempotent and quiet when all is there: wrk (Debian, when root and
 # missing), requirements-bench.txt in the dev venv, the function's requirements.txt-only venv + the Lambda emulator
 # (the deploy harness's own script), and the baseline venvs under build/bench/ (TensorFlow; ONNX Runtime for /classify;
-# ONNX Runtime + tokenizers for /embed).
+# ONNX Runtime + tokenizers for /embed), strace for the image section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -13,6 +13,15 @@ if ! command -v wrk >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
   else
     echo "==> wrk not found and not root: section 6 (throughput) will say it was not measured"
+  fi
+fi
+
+if ! command -v strace >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> [$(date +%T)] installing strace (Debian) for the image section's bytes read at cold start"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null
+  else
+    echo "==> strace not found and not root: section 12 (image) will say it was not measured"
   fi
 fi
 

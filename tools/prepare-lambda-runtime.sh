@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Prepares what tests/support/lambda_runtime.py runs offline: a clean Python 3.12+ venv holding requirements.txt ALONE
-# (plus the runtime client the Lambda base image ships) and AWS's Runtime Interface Emulator binary, both under
-# build/lambda-runtime/. Idempotent: skips each part while its inputs are unchanged. Needs the registries; pytest not.
+# (plus the runtime client the Lambda base image ships), pruned by runtime-prune.txt exactly as the Dockerfile prunes
+# the image (what was dropped is kept aside in pruned/ for tests/e2e/test_runtime_prune.py), the wheels of the
+# image's dependency layer, and AWS's Runtime Interface Emulator binary, all under build/lambda-runtime/.
+# Idempotent: skips each part while its inputs are unchanged. Needs the registries; pytest not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=build/lambda-runtime
 VENV="$OUT/venv"
+PRUNED="$OUT/pruned"
 # What public.ecr.aws/lambda/python:3.12 ships outside LAMBDA_TASK_ROOT: the runtime client and its dependencies.
 BASE_IMAGE_PACKAGES=(awslambdaric==4.2.2 simplejson==4.3.0 snapshot-restore-py==1.0.0)
 # The emulator is not on PyPI on its own; AWS ships it inside the SAM CLI wheel.
@@ -35,16 +38,20 @@ pick_python() {
 prepare_venv() {
   local python stamp
   python=$(pick_python)
-  # Rebuilt when the lock, the base-image packages or the interpreter change.
-  stamp=$( { cat requirements.txt; printf '%s\n' "${BASE_IMAGE_PACKAGES[@]}"; "$python" -VV; } | sha256sum | cut -d' ' -f1)
+  # Rebuilt when the lock, the prune list, the base-image packages or the interpreter change.
+  stamp=$( { cat requirements.txt runtime-prune.txt tools/prune_runtime.py; printf '%s\n' "${BASE_IMAGE_PACKAGES[@]}"
+             "$python" -VV; } | sha256sum | cut -d' ' -f1)
   if [ -f "$VENV/.stamp" ] && [ "$(cat "$VENV/.stamp")" = "$stamp" ]; then
     return
   fi
   log "creating the Lambda runtime venv ($("$python" --version)) from requirements.txt alone"
-  rm -rf "$VENV"
+  rm -rf "$VENV" "$PRUNED"
   "$python" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt \
     "${BASE_IMAGE_PACKAGES[@]}"
+  # The Dockerfile's prune, on the same list; the files go to pruned/ instead of away.
+  "$VENV/bin/python" tools/prune_runtime.py "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+    --list runtime-prune.txt --move-to "$PRUNED" | tail -1
   echo "$stamp" >"$VENV/.stamp"
   log "Lambda runtime venv ready: $(du -sh "$VENV" | cut -f1)"
 }
@@ -79,3 +86,7 @@ PY
 mkdir -p "$OUT"
 prepare_venv
 prepare_emulator
+# The image's dependency layer for each architecture serverless.yml offers, installed offline by the layer tests and
+# the benchmark; for aarch64 this also proves that every pin has an arm64 wheel.
+bash tools/download-wheels.sh x86_64 3.12 "$OUT/wheels/x86_64-cp312"
+bash tools/download-wheels.sh aarch64 3.12 "$OUT/wheels/aarch64-cp312"

@@ -151,6 +151,28 @@ def test_params_switch_on_warmup_provisioned_concurrency_stage_and_region(packag
     assert only(resources_of_type(template, "AWS::ApiGatewayV2::Integration"))["Properties"]["IntegrationUri"] == alias_arn
 
 
+def test_the_function_runs_on_x86_64_by_default_and_on_arm64_by_the_param(function, packages):
+    assert function["Properties"]["Architectures"] == ["x86_64"]
+    arm64 = only(resources_of_type(packages("arm64").template, "AWS::Lambda::Function"))
+    assert arm64["Properties"]["Architectures"] == ["arm64"]
+    assert arm64["Properties"]["Code"] == function["Properties"]["Code"]
+
+
+def test_the_image_is_built_for_the_function_s_architecture(osls):
+    for architecture, platform in (("x86_64", "linux/amd64"), ("arm64", "linux/arm64")):
+        done = osls.run(["print", "--format", "json", "--param", f"architecture={architecture}"])
+        assert done.returncode == 0, done.stdout + done.stderr
+        resolved = json.loads(done.stdout)
+        assert resolved["provider"]["architecture"] == architecture
+        assert resolved["provider"]["ecr"]["images"]["inference"]["platform"] == platform
+
+
+def test_an_unknown_architecture_fails_packaging(osls, tmp_path):
+    done = osls.package(tmp_path / "package", *DEFAULT_IMAGE, "--param", "architecture=arm")
+    assert done.returncode != 0
+    assert "provider.ecr.images.inference.platform" in done.stdout + done.stderr  # the lookup by architecture
+
+
 def test_config_validation_rejects_a_typo(osls, tmp_path):
     service = tmp_path / "service"
     service.mkdir()

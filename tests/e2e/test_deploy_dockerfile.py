@@ -27,11 +27,17 @@ def test_base_image_is_the_lambda_python_image_of_3_12_or_newer():
     assert (int(match.group(1)), int(match.group(2))) >= (3, 12)
 
 
-def test_the_only_install_is_requirements_txt_without_dependencies():
+def install_run() -> str:
+    """The one RUN that installs the dependencies."""
     runs = [i.arguments for i in read_instructions() if i.keyword == "RUN"]
     installs = [run for run in runs if re.search(r"\bpip3? install\b", run)]
     assert len(installs) == 1, runs
-    words = installs[0].replace('"', "").split()
+    return installs[0]
+
+
+def test_the_only_install_is_requirements_txt_without_dependencies():
+    pip_command = install_run().split("&&")[0]
+    words = pip_command.replace('"', "").split()
     assert "--no-deps" in words
     requirement_files = [words[i + 1] for i, word in enumerate(words) if word in ("-r", "--requirement")]
     assert requirement_files == ["${LAMBDA_TASK_ROOT}/requirements.txt"]
@@ -51,9 +57,17 @@ def test_no_tensorflow_in_the_runtime_lock_or_the_dockerfile():
     assert not [i for i in read_instructions() if "tensorflow" in i.arguments.lower()]
 
 
+def test_the_install_step_prunes_by_runtime_prune_txt_in_the_same_layer():
+    # In the same RUN as pip: a later RUN would delete files that an earlier layer still carries.
+    commands = [command.replace('"', "").split() for command in install_run().split("&&")]
+    assert len(commands) == 2 and commands[1][:2] == ["python", "${LAMBDA_TASK_ROOT}/prune_runtime.py"], commands
+    assert commands[1][2:] == ["${LAMBDA_TASK_ROOT}", "--list", "${LAMBDA_TASK_ROOT}/runtime-prune.txt"]
+
+
 def test_layers_go_requirements_then_install_then_models_then_code():
     steps = copy_steps(TASK_ROOT)
-    assert [step.sources for step in steps] == [("requirements.txt",), ("models/",), ("function/",)]
+    assert [step.sources for step in steps] == [("requirements.txt", "runtime-prune.txt", "tools/prune_runtime.py"),
+                                                ("models/",), ("function/",)]
     assert [step.destination for step in steps] == [f"{TASK_ROOT}/", f"{TASK_ROOT}/models/", f"{TASK_ROOT}/function/"]
     # Cache-friendly order: a code edit must not reinstall the dependencies or re-add the models.
     order = [(i.keyword, i.arguments.split()[0]) for i in read_instructions() if i.keyword in ("COPY", "RUN")]
@@ -70,11 +84,11 @@ def test_model_dir_points_at_the_copied_models_and_cmd_names_the_handler():
 
 def test_dockerignore_keeps_the_context_to_what_the_image_copies():
     ignore = DockerIgnore()
-    for kept in ("requirements.txt", "function/app.py", "function/cache/dynamodb.py", "models/digits/model.tflite",
+    for kept in ("requirements.txt", "runtime-prune.txt", "tools/prune_runtime.py", "function/app.py", "function/cache/dynamodb.py", "models/digits/model.tflite",
                  "models/digits/manifest.json", "models/sentiment/tokenizer.json"):
         assert not ignore.excludes(kept), kept
     for dropped in (".venv/bin/python", "saved_model/digits/saved_model.pb", "convert/__main__.py", "build/x",
-                    "tools/node_modules/osls/package.json", "function/__pycache__/app.cpython-312.pyc",
+                    "tools/node_modules/osls/package.json", "tools/prepare-lambda-runtime.sh", "function/__pycache__/app.cpython-312.pyc",
                     "models/digits/report.md", "tests/__init__.py", ".git/HEAD", "requirements-build.txt",
                     "function/__main__.py", "function/local_server.py", "function/local_http.py"):
         assert ignore.excludes(dropped), dropped

@@ -162,9 +162,12 @@ class LambdaRuntime:
         memory_mb: int = DEFAULT_MEMORY_MB,
         timeout_s: int = DEFAULT_TIMEOUT_SECONDS,
         python: Path = RUNTIME_PYTHON,
+        command_prefix: tuple[str, ...] = (),
     ):
         # python: the venv whose runtime client runs the handler (the benchmark's baselines bring their own).
         self.python = Path(python)
+        # Run before the emulator, e.g. strace recording every file the runtime opens (tests/support/file_access.py).
+        self.command_prefix = tuple(command_prefix)
         self.task_root = Path(task_root)
         self.handler = handler or handler_command()[0]
         self.extra_environment = dict(environment or {})
@@ -187,6 +190,7 @@ class LambdaRuntime:
             self.task_root, self.tmp, self.memory_mb, self.timeout_s, self.extra_environment, self.python)
         emulator_port, runtime_api_port = free_port(), free_port()
         command = [
+            *self.command_prefix,
             str(emulator_binary()),
             # Both flags, always: the defaults bind 0.0.0.0 and an unknown flag would be taken as the command.
             "--runtime-interface-emulator-address", f"127.0.0.1:{emulator_port}",

@@ -41,6 +41,8 @@ VARIANTS = {
     "public": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "auth=none", "--param", "corsOrigins=*",
                        "--param", "throttleRate=5", "--param", "throttleBurst=10",
                        "--param", "reservedConcurrency=2", "--param", "tableMaxUnits=100")),
+    # Graviton: the function's architecture and the image it runs (test_deploy_config.py).
+    "arm64": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "architecture=arm64")),
     "prod": Variant(("--stage", "prod", "--region", "eu-west-1", "--param", "warmup=true",
                      "--param", "provisionedConcurrency=2"),
                     {"FUNCTION_IMAGE_URI": DIGEST_URI.format(region="eu-west-1")}),
