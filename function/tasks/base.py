@@ -100,6 +100,10 @@ class Task(ABC):
         """The options that change a result (and so belong in its cache key)."""
         return dict(options)
 
+    def gather(self, items: Sequence[Any], indices: Sequence[int]) -> Sequence[Any]:
+        """The items at `indices`, in that order, as `predict` takes them (a batched task keeps one batch)."""
+        return [items[index] for index in indices]
+
     def predict(self, items: Sequence[Any], options: dict, timings: Timings) -> list[Result]:
         """One result per item, in order, computed as one batch."""
         with timings.stage("load"):  # ~0 when warm; the interpreter load on a cold start
