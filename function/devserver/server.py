@@ -2,8 +2,7 @@
 
 Bodies that API Gateway would treat as binary (anything but text-like content types, or bytes that are not
 UTF-8) are base64-encoded with isBase64Encoded=true, exactly as the function sees them behind an HTTP API.
-HTTP framing, limits and time-outs are function/local_http.py's (h11). Development only: the Lambda image
-never contains this module (.dockerignore).
+HTTP framing, limits and time-outs are framing.py's (h11). Development only, as all of function/devserver/.
 """
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from function.http_errors import internal_error_response
 from function.responses import Response
-from function.local_http import HttpConnection, IncomingRequest, Limits
+from function.devserver.framing import HttpConnection, IncomingRequest, Limits
 
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
 Handler = Callable[[dict, object], dict]
