@@ -61,6 +61,17 @@ def test_hits_misses_and_repeats_in_one_request_answer_what_a_fresh_computation_
         assert call(warm, "POST", path, body(mixed)) == answer  # every instance a hit now: the same answer
 
 
+def test_instances_given_one_by_one_are_stacked_once_and_answer_the_same(tensor_registry):
+    task = tensor_registry.tensor_task("tabular")
+    batch = batch_of([0, 1, 2])
+    rows = [{name: np.array(array) for name, array in instance.items()} for instance in batch]
+    picked = task.gather(rows, [2, 0])
+    assert len(picked) == 2 and picked[0] is rows[2] and picked[1] is rows[0]
+    tensors = task.preprocess(rows, Timings()).tensors
+    assert all(np.array_equal(tensors[spec.role], batch.arrays[spec.name]) for spec in task.inputs)
+    assert task.predict(rows, {}, Timings()) == task.predict(batch, {}, Timings())
+
+
 def test_an_instance_keys_the_cache_as_a_standalone_array_would(tensor_registry):
     """The cache key of an instance is the digest of its own arrays, whatever batch it came in: results cached
     before the batch stayed whole are still found."""
