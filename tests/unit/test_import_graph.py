@@ -44,16 +44,7 @@ def test_convert_has_no_import_circle():
     assert not found, describe(found, graph)
 
 
-# Being cut by the layers half of the same redesign (config constants, the model catalog). An entry that no longer
-# matches a circle fails the test below, so this list can only shrink.
-KNOWN_FUNCTION_CYCLES = [["function.config", "function.tasks.base"],
-                         ["function.models.s3_source", "function.models.source"]]
-
-
 def test_function_has_no_import_circle():
     graph = import_graph()
     found = [component for component in cycles(graph) if component[0].startswith("function")]
-    new = [component for component in found if component not in KNOWN_FUNCTION_CYCLES]
-    assert not new, describe(new, graph)
-    stale = [component for component in KNOWN_FUNCTION_CYCLES if component not in found]
-    assert not stale, f"these circles are cut: remove them from KNOWN_FUNCTION_CYCLES: {stale}"
+    assert not found, describe(found, graph)
