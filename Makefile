@@ -64,7 +64,7 @@ models: $(foreach m,$(DEMO_MODELS),models/$(m)/manifest.json)
 
 serve: models
 	@echo "==> serving on http://$(HOST):$(PORT) (Ctrl-C to stop)"
-	@$(PY) -m function serve --host $(HOST) --port $(PORT)
+	@$(PY) -m function.devserver --host $(HOST) --port $(PORT)
 
 test: models
 	@bash tools/install-test-deps.sh

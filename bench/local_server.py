@@ -1,4 +1,4 @@
-"""`python -m function serve` as a child process on 127.0.0.1, optionally pinned to CPU cores; stopped by its PID."""
+"""`python -m function.devserver` as a child process on 127.0.0.1, optionally pinned to CPU cores; stopped by its PID."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class LocalServer:
         self._process: subprocess.Popen | None = None
 
     def start(self) -> "LocalServer":
-        command = [sys.executable, "-m", "function", "serve", "--host", "127.0.0.1", "--port", "0"]
+        command = [sys.executable, "-m", "function.devserver", "--host", "127.0.0.1", "--port", "0"]
         if self.cpus is not None and shutil.which("taskset"):
             command = ["taskset", "-c", self.cpus, *command]
         self._process = subprocess.Popen(command, cwd=REPO_ROOT, env=self.environment, stdout=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """Section 9: a soak. 10,000 mixed requests on one warm local server process; does anything grow?
 
-`python -m function serve` with the SQLite result cache and INFO logs (one JSON line per request, read and
+`python -m function.devserver` with the SQLite result cache and INFO logs (one JSON line per request, read and
 checked here), driven by CLIENTS keep-alive connections through the seeded mix of bench/soak_mix.py: computed
 answers and cache hits on every route, client errors, and HTTP the server refuses itself. After a warm-up (every
 model loaded, the memory LRU full), the server's RSS, open file descriptors, threads and the SQLite WAL are read
@@ -234,7 +234,7 @@ def render(samples: list[Sample], tally: Tally, logs: LogReader, run: dict) -> t
     sample_rows = [[f"{s.requests:,}", f"{s.seconds:.0f}", f"{s.rss_mb:.1f}", str(s.open_fds), str(s.threads),
                     f"{s.wal_kb:,.0f}", f"{s.db_kb:,.0f}"] for s in samples]
     markdown = "\n".join([
-        f"One `python -m function serve` process (SQLite result cache, INFO logs read and parsed line by line, "
+        f"One `python -m function.devserver` process (SQLite result cache, INFO logs read and parsed line by line, "
         f"`MAX_BODY_BYTES={MAX_BODY_BYTES}`), {CLIENTS} keep-alive client threads, the seeded mix of "
         "bench/soak_mix.py. Figures are read from /proc/<pid> (VmRSS, fd/, Threads) and the file system after "
         f"{run['warmup']:,} warm-up requests, then every {SAMPLE_EVERY:,}. `python -m bench.soak` runs it alone."

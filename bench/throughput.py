@@ -1,6 +1,6 @@
 """Section 6: throughput of the local server on one core under a bounded concurrent load from wrk.
 
-The server (`python -m function serve`) is pinned to core 0 with taskset and wrk to core 1, so the load tool never
+The server (`python -m function.devserver`) is pinned to core 0 with taskset and wrk to core 1, so the load tool never
 takes the server's CPU. Every request computes (RESULTS_CACHE=off) except in the one row that shows cache hits.
 Each wrk run is bounded by duration and a 10 s request timeout; the server is stopped by PID afterwards.
 """

@@ -20,7 +20,8 @@ from convert.output_dir import check_replaceable, staged_output_dir
 from convert.quiet import import_tensorflow
 from convert.samples import Samples, generate_samples, load_samples
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
-from convert.sidecar import Sidecar, load_sidecar
+from convert.sidecar import Sidecar
+from convert.sidecar_reader import load_sidecar
 from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
 from convert.tasks.base import Binding
 

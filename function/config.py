@@ -46,7 +46,7 @@ class Env:
     MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
     MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
     PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
-    SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function serve` sets it)
+    SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function.devserver` sets it)
     LOG_LEVEL = "LOG_LEVEL"
 
     # Set by Lambda (or by hand outside it) and read by function/aws/: the region, the execution role's

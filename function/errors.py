@@ -150,3 +150,9 @@ def body_too_large(size: int, limit: int) -> ServingError:
 def wrong_task(name: str, does: str, wanted: str) -> ServingError:
     """A model asked for by name that does another task than the route needs (`wanted`)."""
     return refuse("wrong_model_task", f"Model {name!r} does {does}, not {wanted}.", param="model")
+
+
+def first_line(error: BaseException, limit: int = 200) -> str:
+    """The informative head of a library's exception text, for an error message: its first line, cut short."""
+    lines = str(error).strip().splitlines()
+    return lines[0][:limit] if lines else "no details"

@@ -39,7 +39,7 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
     missing = [key for key in first_index if key not in hits]
     fresh: dict[str, Result] = {}
     if missing:
-        computed = task.predict([items[first_index[key]] for key in missing], options, timings)
+        computed = task.predict(task.gather(items, [first_index[key] for key in missing]), options, timings)
         fresh = dict(zip(missing, computed))
         with timings.stage("cache"):
             store.put_many(fresh, manifest.version)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 BINARY_CONTENT_TYPE = "application/octet-stream"
+# The content types whose bodies are text, a "/" ending naming a whole family: the function answers them unencoded.
 TEXT_TYPES = ("application/json", "text/")
 
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/refresh_doc_examples.py docs/api.md README.md
 
-Starts `python -m function serve` on 127.0.0.1:8080 with an empty result cache of its own for each file (so
+Starts `python -m function.devserver` on 127.0.0.1:8080 with an empty result cache of its own for each file (so
 "cached" flags are what a first request gets), in a temporary directory holding the example files the docs name: cat.jpg and
 coffee.jpg (scikit-image's chelsea and coffee as JPEG, quality 90) and digit.png (scikit-learn's first 8x8 "3").
 Each console block's commands run in order, so a block can show a miss and then a hit.
@@ -44,7 +44,7 @@ def example_files(directory: Path) -> None:
 def start_server(directory: Path) -> subprocess.Popen:
     env = {**os.environ, "RESULTS_CACHE": "sqlite", "RESULTS_SQLITE_PATH": str(directory / "results.sqlite3"),
            "PYTHONPATH": str(REPO)}
-    server = subprocess.Popen([sys.executable, "-m", "function", "serve", "--port", str(PORT)], cwd=REPO, env=env,
+    server = subprocess.Popen([sys.executable, "-m", "function.devserver", "--port", str(PORT)], cwd=REPO, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:

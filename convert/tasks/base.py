@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from convert.errors import ConversionError
 from convert.fidelity.base import Gate
 from convert.saved_model_inspect import SavedModelInfo, TensorInfo
+from convert.sidecar import Sidecar
 from convert.sidecar_fields import forbid
-
-if TYPE_CHECKING:
-    from convert.sidecar import Sidecar
-
-# Every key a schema 1 sidecar may hold, whatever the task.
-SIDECAR_KEYS = ("schema", "name", "task", "labels", "output", "preprocessing", "inputs", "outputs", "validation",
-                "metrics", "description")
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 from convert.saved_model_inspect import TensorInfo
 from convert.sidecar_fields import check_keys, choice, mapping, numbers, refuse, require, show
 from convert.tasks.base import describe, mismatch, shape_text
+from function.preprocessing.color_modes import CHANNELS
 
 KEYS = ("type", "color_mode", "size", "resize", "mean", "std")
-CHANNELS = {"RGB": 3, "L": 1}  # the colour modes the function converts every decoded image to
 RESIZE_METHODS = ("bilinear",)
 
 
@@ -51,7 +51,12 @@ def check_image_input(preprocessing: dict, tensor: TensorInfo, task: str) -> Non
     if channels is not None and channels != CHANNELS[color_mode]:
         modes = [mode for mode, count in CHANNELS.items() if count == channels]
         fix = (f"write \"color_mode\": \"{modes[0]}\"" if modes
-               else "the function feeds RGB (3 channels) or L (1 channel) images; use \"task\": \"tensor\"")
+               else f"the function feeds {_modes()} images; use \"task\": \"tensor\"")
         raise mismatch("preprocessing.color_mode", f"is \"{color_mode}\" ({CHANNELS[color_mode]} channel"
                        f"{'s' if CHANNELS[color_mode] > 1 else ''}) but input '{tensor.name}' takes {channels} "
                        f"{shape_text(tensor.shape)}", fix)
+
+
+def _modes() -> str:
+    """The modes as a message names them: RGB (3 channels) or L (1 channel)."""
+    return " or ".join(f"{mode} ({count} channel{'s' if count > 1 else ''})" for mode, count in CHANNELS.items())

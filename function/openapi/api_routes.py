@@ -136,7 +136,7 @@ def describe_page(deployment: Deployment) -> Operation | None:
     return spec.Operation(
         summary="A page to try every model",
         description=f"HTML: classify a photo, the sentiment of a text, the similarity of two sentences ({Env.SERVE_PAGE}"
-                    "=true; on with `python -m function serve`).",
+                    "=true; on with `python -m function.devserver`).",
         response={"type": "string"},
         response_type="text/html",
         tags=("service",),

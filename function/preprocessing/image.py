@@ -14,6 +14,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from function.errors import refuse
+from function.preprocessing.color_modes import CHANNELS
 
 OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
@@ -26,11 +27,11 @@ warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 class ImagePreprocessor:
     def __init__(self, preprocessing: dict, max_pixels: int):
         self.color_mode = preprocessing.get("color_mode", "RGB")
-        if self.color_mode not in ("RGB", "L"):
-            raise ValueError(f"color_mode must be RGB or L, not {self.color_mode!r}")
+        if self.color_mode not in CHANNELS:
+            raise ValueError(f"color_mode must be {' or '.join(CHANNELS)}, not {self.color_mode!r}")
         height, width = preprocessing["size"]
         self.size = (int(width), int(height))  # Pillow wants (width, height)
-        channels = 3 if self.color_mode == "RGB" else 1
+        channels = CHANNELS[self.color_mode]
         self.mean = np.asarray(preprocessing.get("mean", [0.0] * channels), dtype=np.float32)
         self.std = np.asarray(preprocessing.get("std", [1.0] * channels), dtype=np.float32)
         self.max_pixels = max_pixels

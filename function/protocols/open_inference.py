@@ -15,9 +15,9 @@ import numpy as np
 
 from function.errors import refuse
 from function.model.manifest import Manifest, TensorSpec
-from function.protocols.tensor_values import DTYPE_NAMES, check_shape, expected_shape, instances_of, to_array, to_json
+from function.protocols.tensor_values import DTYPE_NAMES, check_shape, expected_shape, to_array, to_json
 from function.tasks.base import Result
-from function.tasks.tensor import Instance, TensorTask, output_array
+from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
 SERVER_NAME = "lambda-tflite-serving"
 SERVER_VERSION = "0.1.0"  # pyproject.toml's version (tests/unit/test_protocol_open_inference.py keeps them equal)
@@ -33,7 +33,7 @@ UNSUPPORTED_PARAMETERS = {
 @dataclass(frozen=True)
 class InferRequest:
     id: str | None
-    instances: list[Instance]
+    instances: TensorBatch
     outputs: tuple[TensorSpec, ...]  # the outputs to answer, in the order asked
     binary: frozenset[str]  # output names to answer as binary data
 
@@ -214,16 +214,15 @@ def parse_infer(body: dict, binary_data: bytes, task: TensorTask, max_batch: int
         raise refuse("batch_too_large", f"The inputs hold {count} instances; the limit is {max_batch} "
                      "(MAX_TENSOR_BATCH).")
     outputs, binary = _requested_outputs(body, task, binary_default)
-    per_input = {name: instances_of(array) for name, array in arrays.items()}
-    instances = [{name: rows[index] for name, rows in per_input.items()} for index in range(count)]
-    return InferRequest(request_id, instances, outputs, frozenset(binary))
+    return InferRequest(request_id, TensorBatch(arrays), outputs, frozenset(binary))
 
 
 def infer_response(task: TensorTask, request: InferRequest, results: list[Result]) -> tuple[dict, bytes]:
     """(the JSON response, the binary data after it): outputs batch first, data flat, binary in output order."""
     outputs, chunks = [], []
+    batches = output_arrays(results, request.outputs)
     for spec in request.outputs:
-        batch = np.stack([output_array(result, spec) for result in results])
+        batch = batches[spec.name]
         entry = {"name": spec.name, "datatype": DTYPE_NAMES[spec.served_dtype].v2, "shape": list(batch.shape)}
         if spec.name in request.binary:
             raw = batch.astype(batch.dtype.newbyteorder("<"), copy=False).tobytes()

@@ -111,11 +111,6 @@ def to_json(array: np.ndarray) -> object:
     return array.tolist()
 
 
-def instances_of(array: np.ndarray) -> list[np.ndarray]:
-    """A batch-first array as one array per instance; `array[i, ...]` keeps a scalar instance a 0-d array."""
-    return [array[index, ...] for index in range(len(array))]
-
-
 def is_b64(value: object) -> bool:
     return isinstance(value, dict) and len(value) == 1 and isinstance(value.get(B64_KEY), str)
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from function.errors import InvalidInput, refuse
 from function.model.manifest import Manifest
-from function.protocols.tensor_values import (DTYPE_NAMES, check_shape, instances_of, is_b64, to_array, to_json)
+from function.protocols.tensor_values import DTYPE_NAMES, check_shape, is_b64, to_array, to_json
 from function.tasks.base import Result
-from function.tasks.tensor import Instance, TensorTask, output_array
+from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
 ROW = "instances"
 COLUMNAR = "inputs"
@@ -27,7 +26,7 @@ VERSION_HEX_DIGITS = 12  # 48 bits of the model's sha256 version: a positive int
 @dataclass(frozen=True)
 class PredictRequest:
     format: str  # ROW or COLUMNAR: the answer takes the same one
-    instances: list[Instance]
+    instances: TensorBatch
 
 
 def version_number(manifest: Manifest) -> str:
@@ -95,7 +94,7 @@ def _check_batch(count: int, where: str, max_batch: int) -> None:
                      "(MAX_TENSOR_BATCH).")
 
 
-def _row_instances(rows: object, task: TensorTask, max_batch: int) -> list[Instance]:
+def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatch:
     if not isinstance(rows, list):
         raise refuse("invalid_field", "'instances' must be a list: one value (or one object of named inputs) "
                      "per instance.")
@@ -128,7 +127,7 @@ def _row_instances(rows: object, task: TensorTask, max_batch: int) -> list[Insta
             _raise_for_first_bad_row(column, spec, names, rows)
             raise
         arrays[spec.name] = array
-    return _instances(arrays, len(rows))
+    return TensorBatch(arrays)
 
 
 def _raise_for_first_bad_row(column: list, spec, names: list[str], rows: list) -> None:
@@ -138,7 +137,7 @@ def _raise_for_first_bad_row(column: list, spec, names: list[str], rows: list) -
         check_shape(to_array(value, spec, where).shape, spec, where, batched=False)
 
 
-def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> list[Instance]:
+def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> TensorBatch:
     names = [spec.name for spec in task.inputs]
     if _is_named(value):
         missing = [name for name in names if name not in value]
@@ -162,23 +161,17 @@ def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> list
     if len(set(sizes.values())) > 1:
         raise refuse("batch_mismatch", f"The inputs hold different numbers of instances ({sizes}); every "
                      "input's first dimension is the batch and must be the same.")
-    count = next(iter(sizes.values()))
-    _check_batch(count, "'inputs'", max_batch)
-    return _instances(arrays, count)
-
-
-def _instances(arrays: dict[str, np.ndarray], count: int) -> list[Instance]:
-    per_input = {name: instances_of(array) for name, array in arrays.items()}
-    return [{name: rows[index] for name, rows in per_input.items()} for index in range(count)]
+    _check_batch(next(iter(sizes.values())), "'inputs'", max_batch)
+    return TensorBatch(arrays)
 
 
 def predict_response(task: TensorTask, request: PredictRequest, results: list[Result]) -> dict:
     """As TF Serving answers: a single output is written bare, several as an object keyed by output name."""
     outputs = task.outputs
+    columns = {name: to_json(array) for name, array in output_arrays(results, outputs).items()}
     if request.format == ROW:
-        rows = [{spec.name: to_json(output_array(result, spec)) for spec in outputs} for result in results]
         if len(outputs) == 1:
-            rows = [row[outputs[0].name] for row in rows]
-        return {"predictions": rows}
-    columns = {spec.name: to_json(np.stack([output_array(result, spec) for result in results])) for spec in outputs}
+            return {"predictions": columns[outputs[0].name]}
+        return {"predictions": [{name: column[row] for name, column in columns.items()}
+                                for row in range(len(results))]}
     return {"outputs": columns[outputs[0].name] if len(outputs) == 1 else columns}

@@ -6,7 +6,7 @@ import binascii
 import json
 import re
 
-from function.errors import body_too_large, refuse
+from function.errors import body_too_large, first_line, refuse
 from function.events import Request
 
 JSON_TYPES = ("application/json", "text/json")
@@ -42,7 +42,7 @@ def parse_json_object(raw: bytes) -> dict:
     except UnicodeDecodeError as exc:
         raise refuse("invalid_json", "The request body is not UTF-8 text.") from exc
     except ValueError as exc:  # JSONDecodeError, and the int-string limit on numbers of over 4,300 digits
-        raise refuse("invalid_json", f"The request body is not valid JSON: {_first_line(exc)}.") from exc
+        raise refuse("invalid_json", f"The request body is not valid JSON: {first_line(exc)}.") from exc
     except RecursionError as exc:
         raise refuse("invalid_json", "The request body nests JSON too deeply.") from exc
     if not isinstance(value, dict):
@@ -126,7 +126,3 @@ def query_options(query: dict[str, str]) -> dict:
     if QUERY_INTEGER.fullmatch(options.get("top_k", "")):
         options["top_k"] = int(options["top_k"])
     return options
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -1,6 +1,6 @@
 """GET /: a page to try every model from a browser (function/web/index.html), when SERVE_PAGE is on.
 
-`python -m function serve` turns it on; the Lambda function serves only the API unless SERVE_PAGE=true. The page
+`python -m function.devserver` turns it on; the Lambda function serves only the API unless SERVE_PAGE=true. The page
 calls the same HTTP API as any client, from plain HTML, CSS and JavaScript with nothing to build or download.
 """
 from __future__ import annotations

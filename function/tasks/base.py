@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from function.config import TaskLimits
-from function.errors import refuse
+from function.errors import first_line, refuse
 from function.log import Timings
 from function.model.files import PRESENT, ModelFiles
 from function.model.manifest import Manifest, ManifestError
@@ -77,7 +77,7 @@ class Task(ABC):
         except Exception as exc:  # noqa: BLE001  (whatever broke, this model cannot answer: say so, keep serving)
             log.exception("model failed to load", extra={"fields": {"model": self.manifest.name}})
             raise refuse("model_unavailable", f"Model {self.manifest.name!r} could not be loaded: "
-                         f"{type(exc).__name__}: {_first_line(exc)}") from exc
+                         f"{type(exc).__name__}: {first_line(exc)}") from exc
 
     @property
     def loaded(self) -> bool:
@@ -99,6 +99,10 @@ class Task(ABC):
     def cache_options(self, options: dict) -> dict:
         """The options that change a result (and so belong in its cache key)."""
         return dict(options)
+
+    def gather(self, items: Sequence[Any], indices: Sequence[int]) -> Sequence[Any]:
+        """The items at `indices`, in that order, as `predict` takes them (a batched task keeps one batch)."""
+        return [items[index] for index in indices]
 
     def predict(self, items: Sequence[Any], options: dict, timings: Timings) -> list[Result]:
         """One result per item, in order, computed as one batch."""
@@ -131,8 +135,3 @@ class Task(ABC):
     def is_valid_result(self, result: object, options: dict) -> bool:
         """Whether a stored result is one this task could have produced for these options: a cache entry that
         is not (forged, from an older code, damaged in a way its checksum missed) is a miss, never an answer."""
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0][:200] if text else "no details"

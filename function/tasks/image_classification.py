@@ -9,6 +9,7 @@ import numpy as np
 from function.cache.keys import digest_bytes
 from function.log import Timings
 from function.model.outputs import is_label_score, probabilities, ranked
+from function.preprocessing.color_modes import CHANNELS
 from function.tasks.base import Batch, Result, Task
 from function.tasks.classification import check_labels
 
@@ -34,8 +35,8 @@ class ImageClassification(Task):
                      f"input {spec.name!r} is {spec.dtype}; an image model takes float pixels")
         preprocessing = manifest.preprocessing
         color_mode = preprocessing.get("color_mode", "RGB")
-        self.require(color_mode in ("RGB", "L"), f"preprocessing.color_mode {color_mode!r} is not RGB or L")
-        channels = 3 if color_mode == "RGB" else 1
+        self.require(color_mode in CHANNELS, f"preprocessing.color_mode {color_mode!r} is not {' or '.join(CHANNELS)}")
+        channels = CHANNELS[color_mode]
         size = preprocessing.get("size")
         self.require(isinstance(size, list) and len(size) == 2, "preprocessing.size must be [height, width]")
         self.require(list(spec.shape[1:]) in ([*size, channels], [-1, -1, channels]),

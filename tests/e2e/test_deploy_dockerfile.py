@@ -6,7 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.dockerfile import DockerIgnore, copy_steps, handler_command, image_environment, read_instructions
+from tests.support.dockerfile import (DockerIgnore, build_context_files, copy_steps, handler_command, image_environment,
+                                      read_instructions)
+from tests.support.import_graph import import_graph, modules, reachable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HADOLINT = Path(sys.executable).parent / "hadolint"
@@ -90,5 +92,27 @@ def test_dockerignore_keeps_the_context_to_what_the_image_copies():
     for dropped in (".venv/bin/python", "saved_model/digits/saved_model.pb", "convert/__main__.py", "build/x",
                     "tools/node_modules/osls/package.json", "tools/prepare-lambda-runtime.sh", "function/__pycache__/app.cpython-312.pyc",
                     "models/digits/report.md", "tests/__init__.py", ".git/HEAD", "requirements-build.txt",
-                    "function/__main__.py", "function/local_server.py", "function/local_http.py"):
+                    "function/devserver/__main__.py", "function/devserver/server.py",
+                    "function/devserver/framing.py"):
         assert ignore.excludes(dropped), dropped
+
+
+def test_the_image_holds_every_module_the_handler_imports_and_no_development_server():
+    """The build context as .dockerignore leaves it, against the handler's imports read from the sources (lazy ones
+    too; a module found by importlib is covered by the second check: every function/ module but the dev server)."""
+    shipped = {file.relative_to(REPO_ROOT).as_posix() for file, _ in build_context_files(Path(TASK_ROOT))}
+    known = modules()
+    graph = import_graph()
+    imported = reachable(graph, handler_command()[0].rpartition(".")[0])
+    imported |= {".".join(name.split(".")[:end]) for name in imported for end in range(1, name.count(".") + 1)}
+    assert {"function", "function.service", "function.tasks.tensor"} <= imported
+    needed = {known[name].relative_to(REPO_ROOT).as_posix() for name in imported}
+    assert needed <= shipped, f"the image would lack {sorted(needed - shipped)}"
+    development = {name for name in known if name.startswith("function.devserver")}
+    assert {"function.devserver.__main__", "function.devserver.server", "function.devserver.framing"} <= development
+    served = {known[name].relative_to(REPO_ROOT).as_posix() for name in known
+              if name.startswith("function") and name not in development}
+    assert served <= shipped, f"the image would lack {sorted(served - shipped)}"
+    assert not any(path.startswith("function/devserver") for path in shipped), "the development server ships"
+    users = {name for name, targets in graph.items() if name not in development and targets & development}
+    assert not users, f"{sorted(users)} import the development server, which the image leaves out"

@@ -221,7 +221,7 @@ def test_sentiment_split_and_tokenizer_are_the_same_every_build():
 
 @pytest.mark.parametrize("fixture", ["digits_dir", "sentiment_dir"])
 def test_the_conversion_stage_accepts_the_sidecar(fixture, request):
-    from convert.sidecar import load_sidecar  # noqa: PLC0415  (the real consumer of the contract)
+    from convert.sidecar_reader import load_sidecar  # noqa: PLC0415  (the real consumer of the contract)
 
     directory = request.getfixturevalue(fixture)
     parsed = load_sidecar(directory)

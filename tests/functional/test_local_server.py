@@ -1,4 +1,4 @@
-"""`python -m function serve` driven by a real HTTP client over 127.0.0.1 on an ephemeral port."""
+"""`python -m function.devserver` driven by a real HTTP client over 127.0.0.1 on an ephemeral port."""
 from __future__ import annotations
 
 import json

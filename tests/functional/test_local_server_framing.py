@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from function.local_server import make_server
+from function.devserver.server import make_server
 
 MAX_BODY = 1000
 IDLE_TIMEOUT = 0.3

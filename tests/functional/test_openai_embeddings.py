@@ -1,4 +1,4 @@
-"""The official `openai` Python client against POST /v1/embeddings: over HTTP from `python -m function serve`,
+"""The official `openai` Python client against POST /v1/embeddings: over HTTP from `python -m function.devserver`,
 and straight into `function.app.handler` (the client's own HTTP layer with a transport that builds the API
 Gateway event, as API Gateway would)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from function.entry import handle_event
-from function.local_server import http_api_event
+from function.devserver.server import http_api_event
 from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401
 from tests.support.serve_process import serving
 

@@ -13,7 +13,7 @@ import tritonclient.http as triton
 from tritonclient.utils import InferenceServerException
 
 from function.entry import handle_event
-from function.local_server import make_server
+from function.devserver.server import make_server
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
 from tests.support.photos import CAT_LABELS, photo
 from tests.support.tensor_fixtures import (assert_matches_saved_model, tabular_samples, tensor_model_dir,  # noqa: F401

@@ -112,10 +112,11 @@ class DockerIgnore:
         return excluded
 
 
-def copy_build_context(task_root: Path, context: Path = REPO_ROOT, path: Path = DOCKERFILE) -> list[Path]:
-    """Do the Dockerfile's COPY steps into `task_root` (standing in for /var/task); returns the files copied."""
+def build_context_files(task_root: Path, context: Path = REPO_ROOT, path: Path = DOCKERFILE) -> list[tuple[Path, Path]]:
+    """(file in the build context, where the Dockerfile's COPY steps put it under `task_root`) for every file the
+    image would hold, in COPY order: what .dockerignore leaves out never appears."""
     ignore = DockerIgnore(context / ".dockerignore")
-    copied = []
+    placed = []
     for step in copy_steps(str(task_root), path):
         destination = Path(step.destination)
         for source in step.sources:
@@ -124,13 +125,18 @@ def copy_build_context(task_root: Path, context: Path = REPO_ROOT, path: Path = 
                 files = sorted(p for p in origin.rglob("*") if p.is_file())
                 targets = [(f, destination / f.relative_to(origin)) for f in files]
             else:
-                files = [origin]
                 target = destination / origin.name if step.destination.endswith("/") else destination
                 targets = [(origin, target)]
-            for file, target in targets:
-                if ignore.excludes(file.relative_to(context).as_posix()):
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(file, target)
-                copied.append(target)
+            placed += [(file, target) for file, target in targets
+                       if not ignore.excludes(file.relative_to(context).as_posix())]
+    return placed
+
+
+def copy_build_context(task_root: Path, context: Path = REPO_ROOT, path: Path = DOCKERFILE) -> list[Path]:
+    """Do the Dockerfile's COPY steps into `task_root` (standing in for /var/task); returns the files copied."""
+    copied = []
+    for file, target in build_context_files(task_root, context, path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(file, target)
+        copied.append(target)
     return copied

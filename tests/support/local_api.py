@@ -1,4 +1,4 @@
-"""The function behind its real local HTTP server (function.local_server), in a thread of the test process, on a
+"""The function behind its real local HTTP server (function.devserver), in a thread of the test process, on a
 free port of 127.0.0.1: what the page, the OpenAPI fuzzer and the documented clients talk to.
 
 Fixtures: `demo_api` and `embedding_api` (import them with `registry` and `demo_models` from function_fixtures).
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from function.entry import handle_event
-from function.local_server import make_server
 from function.catalog.registry import ModelRegistry
+from function.devserver.server import make_server
 from function.service import Service
 from tests.support.embedding_stand_in import NAME as STAND_IN, models_with_embedding
 from tests.support.function_fixtures import make_service

@@ -1,4 +1,4 @@
-"""`python -m function serve` as a real process on 127.0.0.1 and an ephemeral port, for tests that talk HTTP to it."""
+"""`python -m function.devserver` as a real process on 127.0.0.1 and an ephemeral port, for tests that talk HTTP to it."""
 from __future__ import annotations
 
 import os
@@ -17,7 +17,7 @@ def serving(model_dir: Path, workdir: Path, **environment: str) -> Iterator[str]
     """The server's base URL (http://127.0.0.1:PORT) while it runs; stopped with Ctrl-C's signal afterwards."""
     env = {**os.environ, "MODEL_DIR": str(model_dir), "RESULTS_CACHE": "memory", "PYTHONPATH": str(REPO),
            **environment}
-    process = subprocess.Popen([sys.executable, "-m", "function", "serve", "--host", "127.0.0.1", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "function.devserver", "--host", "127.0.0.1", "--port", "0"],
                                cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = process.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"

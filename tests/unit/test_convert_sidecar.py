@@ -7,7 +7,7 @@ import json
 import pytest
 
 from convert.errors import ConversionError
-from convert.sidecar import load_sidecar
+from convert.sidecar_reader import load_sidecar
 from saved_model.recipes import digits, efficientnet_lite0, sentiment
 
 IMAGE = {

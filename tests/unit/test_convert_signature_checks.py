@@ -10,7 +10,7 @@ import pytest
 
 from convert.errors import ConversionError
 from convert.saved_model_inspect import SavedModelInfo, TensorInfo
-from convert.sidecar import load_sidecar
+from convert.sidecar_reader import load_sidecar
 from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
 from test_convert_sidecar import EMBEDDING, IMAGE, TENSOR, TEXT, changed
 

@@ -1,12 +1,13 @@
 """docs/api.md's error and limit tables say what the code says: the same codes with the same statuses as
-function/errors.py, the local server's framing errors as function/local_http.py answers them, and the
+function/errors.py, the local server's framing errors as function/devserver/framing.py answers them, and the
 defaults of every limit in function/config.py."""
 from __future__ import annotations
 
 import ast
 import re
 
-from function import config, local_http
+from function import config
+from function.devserver import framing
 from function.errors import ERROR_CODES
 from function.http_errors import status_of_kind
 from tests.support.function_fixtures import REPO
@@ -27,8 +28,8 @@ def tables(text: str) -> list[str]:
 
 
 def framing_errors() -> set[tuple[str, str]]:
-    """(status, code) of every FramingError function/local_http.py builds."""
-    tree = ast.parse(open(local_http.__file__, encoding="utf-8").read())
+    """(status, code) of every FramingError function/devserver/framing.py builds."""
+    tree = ast.parse(open(framing.__file__, encoding="utf-8").read())
     return {(str(call.args[0].value), call.args[1].value) for call in ast.walk(tree)
             if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "FramingError"}
 

@@ -11,6 +11,8 @@ from PIL import Image
 
 from function.errors import ServingError
 from function.http_errors import status_of
+from convert.tasks.image import CHANNELS as convert_channels
+from function.preprocessing.color_modes import CHANNELS
 from function.preprocessing.image import ImagePreprocessor
 from tests.support.photos import encode, photo
 
@@ -180,3 +182,12 @@ def test_reduced_scale_jpeg_decode_stays_close_to_a_full_decode(rgb, size):
     grey_levels = np.abs(served - reference) * 128.0
     assert grey_levels.mean() < 0.5
     assert grey_levels.max() <= 8.0
+
+
+@pytest.mark.parametrize("mode", sorted(CHANNELS))
+def test_every_colour_mode_feeds_the_channels_it_declares(mode):
+    """function/preprocessing/color_modes.py is the one table: the function decodes to it, convert checks with it."""
+    preprocessor = ImagePreprocessor({"color_mode": mode, "size": [4, 6]}, MAX_PIXELS)
+    pixels = preprocessor.to_array(preprocessor.decode(encode(Image.new("RGBA", (9, 7), (10, 20, 30, 255)), "PNG")))
+    assert pixels.shape[-3:] == (4, 6, CHANNELS[mode])
+    assert convert_channels is CHANNELS

@@ -2,7 +2,7 @@
 
 Every request is either read whole (head and body, Content-Length or chunked, within the limits) and handed to
 `respond`, or answered with the project's JSON error and the connection closed: bytes the framing did not account
-for are never read as another request. Development only: the Lambda image never contains this module.
+for are never read as another request. Development only, as all of function/devserver/.
 """
 from __future__ import annotations
 

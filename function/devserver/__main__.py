@@ -1,9 +1,12 @@
-"""`python -m function serve [--host 127.0.0.1] [--port 8080]`: the Lambda handler behind a local HTTP server."""
+"""`python -m function.devserver [--host 127.0.0.1] [--port 8080] [--model-dir DIR]`: the Lambda handler behind a
+local HTTP server."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+
+from function.devserver.server import make_server
 
 
 def port_number(text: str) -> int:
@@ -13,12 +16,11 @@ def port_number(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m function", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="serve the API over HTTP, as API Gateway would call the handler")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=port_number, default=8080, help="port (default 8080; 0 picks a free one)")
-    serve.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
+    parser = argparse.ArgumentParser(prog="python -m function.devserver", description="Serve the API over HTTP, as "
+                                     "API Gateway would call the handler.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=port_number, default=8080, help="port (default 8080; 0 picks a free one)")
+    parser.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
     args = parser.parse_args(argv)
 
     # The page to try the models is for people at this server: on unless SERVE_PAGE says otherwise.
@@ -29,7 +31,6 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["MODEL_DIR"] = args.model_dir
     try:
         from function.app import CACHE_SETTINGS, SERVICE, SETTINGS, handler  # noqa: PLC0415  (reads MODEL_DIR: after --model-dir)
-        from function.local_server import make_server  # noqa: PLC0415
     except ValueError as exc:  # a bad environment variable, two model directories claiming one name
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -2,8 +2,7 @@
 
 Bodies that API Gateway would treat as binary (anything but text-like content types, or bytes that are not
 UTF-8) are base64-encoded with isBase64Encoded=true, exactly as the function sees them behind an HTTP API.
-HTTP framing, limits and time-outs are function/local_http.py's (h11). Development only: the Lambda image
-never contains this module (.dockerignore).
+HTTP framing, limits and time-outs are framing.py's (h11). Development only, as all of function/devserver/.
 """
 from __future__ import annotations
 
@@ -17,18 +16,20 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
+from function.devserver.framing import HttpConnection, IncomingRequest, Limits
 from function.http_errors import internal_error_response
-from function.responses import Response
-from function.local_http import HttpConnection, IncomingRequest, Limits
+from function.responses import TEXT_TYPES, Response
 
-TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
+# API Gateway passes more request bodies as text than the function answers with: these too, and +json / +xml.
+REQUEST_TEXT_TYPES = (*TEXT_TYPES, "application/xml", "application/javascript", "application/x-www-form-urlencoded")
 Handler = Callable[[dict, object], dict]
 
 
 def as_text(content_type: str, body: bytes) -> str | None:
     """The body as text when API Gateway would pass it as text (a textual type, valid UTF-8), else None."""
     kind = content_type.split(";")[0].strip().lower()
-    textual = kind.startswith("text/") or kind in TEXT_TYPES or kind.endswith(("+json", "+xml"))
+    textual = kind.endswith(("+json", "+xml")) or any(
+        kind == text or (text.endswith("/") and kind.startswith(text)) for text in REQUEST_TEXT_TYPES)
     if not textual:
         return None
     try:

@@ -1,0 +1,4 @@
+"""The colour modes an image model is fed in, and the channels each has: the function brings every decoded image
+to one of them, and convert checks a sidecar's image input against them. Plain data (convert imports it)."""
+
+CHANNELS = {"RGB": 3, "L": 1}
