@@ -33,7 +33,7 @@ class Rollout:
         """Every servable version, the stable one first, each once."""
         found = {self.stable.manifest.version: self.stable}
         for task in self.labels.values():
-            if isinstance(task, Task):
+            if not isinstance(task, str):
                 found.setdefault(task.manifest.version, task)
         return list(found.values())
 
@@ -46,7 +46,7 @@ class Rollout:
             edge += self.weights[label] * BUCKETS // 100
             if bucket < edge:
                 task = self.labels.get(label)
-                if isinstance(task, Task) and label not in self.stopped:
+                if task is not None and not isinstance(task, str) and label not in self.stopped:
                     return label, task
                 break  # that share goes to stable, never to another label
         return STABLE, self.stable
@@ -58,7 +58,7 @@ class Rollout:
         """What GET /models shows of the labels."""
         labels = {STABLE: {"version": self.stable.manifest.version}}
         for label, task in sorted(self.labels.items()):
-            shown = {"version": task.manifest.version} if isinstance(task, Task) else {"available": False,
+            shown = {"version": task.manifest.version} if not isinstance(task, str) else {"available": False,
                                                                                        "reason": task}
             if label in self.weights:
                 shown["weight"] = self.weights[label]
