@@ -1,6 +1,14 @@
 """`python -m convert publish MODEL_DIR s3://bucket/prefix/`: put a converted model where the function can serve it
 from S3 (MODEL_SOURCE=s3://bucket/prefix/), so that no reader ever sees half of it.
 
+    python -m convert publish MODEL_DIR s3://bucket/prefix/                            the new stable version
+    python -m convert publish MODEL_DIR s3://bucket/prefix/ --label canary --weight 10 10% of the requests
+    python -m convert publish s3://bucket/prefix/ --model NAME --promote canary        the canary becomes stable
+    python -m convert publish s3://bucket/prefix/ --model NAME --rollback              the previous stable again
+
+Each changes index.json in one PutObject (convert/rollout.py says what each edit does); the function follows at
+its next refresh (MODEL_REFRESH_SECONDS).
+
 The layout is function/catalog/published.py's: the version's files go to <prefix><name>/<version>/ first, then
 index.json is rewritten with a compare-and-swap on its ETag (If-Match, or If-None-Match: * for the first model),
 so a reader finds either the previous version or the complete new one, and two publishers never lose each other's
@@ -15,14 +23,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from function.aws.s3 import S3Client, S3Error
 from function.catalog.download import file_sha256
 from function.model.manifest import MANIFEST_FILE
-from function.catalog.published import (INDEX_FILE, ModelIndexError, PublishedModel, index_bytes, parse_index,
-                                       parse_s3_url)
+from convert.rollout import RolloutError, check_label, labelled, promoted, rolled_back
+from function.catalog.published import (INDEX_FILE, STABLE, ModelIndexError, PublishedEntry, PublishedModel,
+                                        index_bytes, parse_index, parse_s3_url)
 from function.catalog.registry import UnservableModel, open_model
 from function.config import TaskLimits
 
@@ -41,11 +51,15 @@ class Published:
     bucket: str
     prefix: str
     uploaded_bytes: int
+    label: str = STABLE
+    weight: int | None = None
 
     def summary(self) -> str:
+        serves = "now serves it" if self.label == STABLE else f"serves it as {self.label!r}" + (
+            f" to {self.weight}% of the requests naming no version" if self.weight else "")
         return (f"published {self.model.name} version {self.model.version[:12]} to "
                 f"s3://{self.bucket}/{self.prefix}{self.model.path} ({len(self.model.sizes)} files, "
-                f"{self.uploaded_bytes / 1e6:.2f} MB); s3://{self.bucket}/{self.prefix}{INDEX_FILE} now serves it")
+                f"{self.uploaded_bytes / 1e6:.2f} MB); s3://{self.bucket}/{self.prefix}{INDEX_FILE} {serves}")
 
 
 def checked_model(directory: Path) -> tuple[PublishedModel, dict[str, bytes]]:
@@ -70,20 +84,39 @@ def checked_model(directory: Path) -> tuple[PublishedModel, dict[str, bytes]]:
     return entry, contents
 
 
-def publish(directory: Path, url: str, client: S3Client) -> Published:
+def publish(directory: Path, url: str, client: S3Client, label: str = STABLE, weight: int | None = None) -> Published:
     bucket, prefix = parse_s3_url(url)
     entry, contents = checked_model(Path(directory))
+    try:
+        check_label(label, weight)  # before any upload: a label the index edit would refuse uploads nothing
+    except RolloutError as exc:
+        raise PublishError(str(exc)) from exc
     try:
         for file_name, data in contents.items():  # manifest.json last: the version is complete once it is there
             client.put_object(bucket, prefix + entry.path + file_name, data,
                               CONTENT_TYPES.get(Path(file_name).suffix, "application/octet-stream"))
-        update_index(client, bucket, prefix, entry)
+        update_index(client, bucket, prefix, lambda models: labelled(models, entry, label, weight))
     except S3Error as exc:
         raise PublishError(str(exc)) from exc
-    return Published(entry, bucket, prefix, sum(len(data) for data in contents.values()))
+    return Published(entry, bucket, prefix, sum(len(data) for data in contents.values()), label, weight)
 
 
-def update_index(client: S3Client, bucket: str, prefix: str, entry: PublishedModel) -> None:
+def change_labels(url: str, client: S3Client, name: str, promote: str | None = None) -> PublishedEntry:
+    """--promote LABEL, or --rollback when `promote` is None: the model's new entry, once written."""
+    bucket, prefix = parse_s3_url(url)
+    try:
+        models = update_index(client, bucket, prefix, lambda models: promoted(models, name, promote) if promote
+                              else rolled_back(models, name))
+    except S3Error as exc:
+        raise PublishError(str(exc)) from exc
+    return models[name]
+
+
+def update_index(client: S3Client, bucket: str, prefix: str,
+                 change: Callable[[dict[str, PublishedEntry]], dict[str, PublishedEntry]]
+                 ) -> dict[str, PublishedEntry]:
+    """`change` applied to the current index and written with a compare-and-swap on its ETag (one PutObject),
+    again on the newer index when another publisher wrote meanwhile."""
     key = prefix + INDEX_FILE
     for _ in range(INDEX_ATTEMPTS):
         try:
@@ -96,11 +129,14 @@ def update_index(client: S3Client, bucket: str, prefix: str, entry: PublishedMod
             models = parse_index(current.body, f"s3://{bucket}/{key}") if current else {}
         except ModelIndexError as exc:
             raise PublishError(f"{exc}; refusing to overwrite it") from exc
-        models[entry.name] = entry
+        try:
+            models = change(models)
+        except RolloutError as exc:
+            raise PublishError(str(exc)) from exc
         try:
             client.put_object(bucket, key, index_bytes(models), "application/json",
                               if_match=current.etag if current else None, if_none_match=None if current else "*")
-            return
+            return models
         except S3Error as exc:
             if exc.status not in (409, 412):  # 412: someone published meanwhile; 409: a concurrent first write
                 raise
@@ -110,15 +146,36 @@ def update_index(client: S3Client, bucket: str, prefix: str, entry: PublishedMod
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m convert publish", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model_dir", metavar="MODEL_DIR", type=Path, help="a converted model directory")
+    parser.add_argument("model_dir", metavar="MODEL_DIR", type=Path, nargs="?",
+                        help="a converted model directory (not with --promote or --rollback)")
     parser.add_argument("url", metavar="s3://BUCKET/PREFIX/", help="where the function's MODEL_SOURCE points")
+    parser.add_argument("--label", default=STABLE, help="the label the version is published under (default: "
+                        "stable, the version requests naming none get)")
+    parser.add_argument("--weight", type=int, help="with a label other than stable: the percent of the requests "
+                        "naming no version it answers, chosen by a hash of their input")
+    parser.add_argument("--model", help="the published model --promote or --rollback changes")
+    change = parser.add_mutually_exclusive_group()
+    change.add_argument("--promote", metavar="LABEL", help="make the version under LABEL the stable one (the old "
+                        "stable kept for --rollback)")
+    change.add_argument("--rollback", action="store_true", help="serve the previous stable version again")
     args = parser.parse_args(argv)
+    changing = args.promote is not None or args.rollback
+    if changing and (args.model_dir is not None or args.model is None or args.weight is not None
+                     or args.label != STABLE):
+        parser.error("--promote and --rollback take the URL and --model NAME only")
+    if not changing and (args.model_dir is None or args.model is not None):
+        parser.error("publishing takes MODEL_DIR and the URL (--model goes with --promote or --rollback)")
     from function.aws.s3 import client_from_environment  # noqa: PLC0415
 
     try:
         if not args.url.startswith("s3://"):
             raise PublishError(f"{args.url!r} is not an s3://bucket/prefix/ URL")
-        result = publish(args.model_dir, args.url, client_from_environment())
+        if changing:
+            entry = change_labels(args.url, client_from_environment(), args.model, args.promote)
+            print(f"{args.model}: stable is now version {entry.stable.version[:12]}; labels: "
+                  f"{', '.join(f'{label} {version[:12]}' for label, version in sorted(entry.labels.items())) or 'none'}")
+            return 0
+        result = publish(args.model_dir, args.url, client_from_environment(), args.label, args.weight)
     except (PublishError, RuntimeError, ValueError, OSError) as exc:
         print(f"convert publish: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR

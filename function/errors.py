@@ -112,7 +112,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
                             "(docs/events.md); never seen over HTTP"),
     # The tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2.
     "version_not_found": ErrorCode(ModelNotFound, "the model exists but not in that version: it serves its "
-                                   "current version only"),
+                                   "stable version and its labelled ones (GET /v1/models/{name} lists them)"),
+    "label_not_found": ErrorCode(ModelNotFound, "the model has no version under that label (labels come from "
+                                 "`python -m convert publish --label`)"),
     "unsupported_content_encoding": ErrorCode(UnsupportedMedia, "a compressed body (Content-Encoding other than "
                                               "identity) on a tensor route: send it uncompressed"),
     "unknown_signature": ErrorCode(InvalidInput, "TF Serving's signature_name is not the model's one signature"),

@@ -2,24 +2,30 @@
 
 Lookups first; only the misses are computed, as one batch; identical inputs in one call are computed once; a hit
 skips decoding, tokenization and inference. A stored result the task would not have produced (forged, damaged
-past its checksum, from another version of the code) is a miss.
+past its checksum, from another version of the code) is a miss. `routed_results` first picks the version: for an
+input that names none, the one the model's rollout (function/catalog/rollout.py) chooses for it.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.cache.base import ResultStore
 from function.cache.keys import result_key
+from function.errors import ModelUnavailable, ServingError
 from function.log import Timings
 from function.tasks.base import Result, Task
+
+if TYPE_CHECKING:
+    from function.catalog.registry import ModelRegistry
 
 
 @dataclass(frozen=True)
 class Prediction:
     results: list[Result]  # one per input, in input order
     cached: list[bool]
+    task: Task  # the version that answered: its manifest's version is the answer's model_version
 
     def with_cached_flags(self) -> list[Result]:
         return [{**result, "cached": cached} for result, cached in zip(self.results, self.cached)]
@@ -44,6 +50,33 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
         with timings.stage("cache"):
             store.put_many(fresh, manifest.version)
     if log_fields is not None:
-        log_fields.update(model=manifest.name, batch=len(keys), cache_hits=len(hits), cache_misses=len(missing))
+        log_fields.update(model=manifest.name, model_version=manifest.version, batch=len(keys),
+                          cache_hits=len(hits), cache_misses=len(missing))
     return Prediction(results=[hits[key] if key in hits else fresh[key] for key in keys],
-                      cached=[key in hits for key in keys])
+                      cached=[key in hits for key in keys], task=task)
+
+
+def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, items: Sequence[Any], options: dict,
+                   timings: Timings, log_fields: dict, names_version: bool = False) -> Prediction:
+    """cached_results from `task`, or, when the request names no version and the model has a weighted label (a
+    canary), from the version its rollout chooses for these inputs. A chosen canary that fails never fails the
+    request: the stable version answers it, and a canary that could not load takes no weighted request again."""
+    rollout = None if names_version else registry.rollout_of(task)
+    if rollout is not None:
+        label, chosen = rollout.choose([task.input_digest(item) for item in items])
+        if chosen is not rollout.stable:
+            if task is not rollout.stable:  # the route asked for the model as tensors: the canary's view too
+                chosen = registry.tensor_task(rollout.name, chosen.manifest.version)
+            try:
+                prediction = cached_results(chosen, store, items, options, timings, log_fields)
+                log_fields["model_label"] = label
+                return prediction
+            except ServingError as exc:  # a refusal: the stable version refuses it too, or answers it
+                if isinstance(exc, ModelUnavailable):
+                    rollout.stop(label, exc.message)
+                log_fields["label_failed"] = {"label": label, "code": exc.code}
+            except Exception as exc:  # noqa: BLE001  (a canary's bug is the canary's, never the request's)
+                rollout.stop(label, f"{type(exc).__name__}: {exc}")
+                log_fields["label_failed"] = {"label": label, "code": "internal_error"}
+        log_fields["model_label"] = "stable"
+    return cached_results(task, store, items, options, timings, log_fields)

@@ -73,7 +73,7 @@ API = Group("api", None, api_error_body, _routes({
 OPENAI = Group("openai", "/v1/embeddings", openai_error_body, _routes({
     "/v1/embeddings": {"POST": "openai_embeddings:embeddings"},
 }))
-# TensorFlow Serving's REST API (docs/api.md); a version, when given, must be the one served.
+# TensorFlow Serving's REST API (docs/api.md); a version or a label, when given, names the version that answers.
 TF_SERVING = Group("tfserving", "/v1/models", message_error_body, greedy=True, routes=_routes({
     "/v1/models/{name}": {"GET": "tfserving:model_status"},
     "/v1/models/{name}/versions/{version}": {"GET": "tfserving:model_status"},
@@ -81,6 +81,9 @@ TF_SERVING = Group("tfserving", "/v1/models", message_error_body, greedy=True, r
     "/v1/models/{name}/versions/{version}/metadata": {"GET": "tfserving:model_metadata"},
     "/v1/models/{name}:predict": {"POST": "tfserving:predict_route"},
     "/v1/models/{name}/versions/{version}:predict": {"POST": "tfserving:predict_route"},
+    "/v1/models/{name}/labels/{label}": {"GET": "tfserving:model_status"},
+    "/v1/models/{name}/labels/{label}/metadata": {"GET": "tfserving:model_metadata"},
+    "/v1/models/{name}/labels/{label}:predict": {"POST": "tfserving:predict_route"},
 }))
 # The Open Inference Protocol v2 (docs/api.md).
 OPEN_INFERENCE = Group("open_inference", "/v2", message_error_body, greedy=True, routes=_routes({

@@ -3,6 +3,11 @@
     s3://bucket/prefix/index.json                       which version of each model is current, with its manifest
     s3://bucket/prefix/<name>/<version>/<file>           every file the manifest lists, and manifest.json
 
+A model's entry in index.json is its stable version (version, path, sizes, manifest: all an index had before
+labels, so a reader that knows no label serves the stable one). Beside it, optionally: "labels" (label -> version,
+e.g. "canary"), "weights" (label -> the percent of the requests that name no version it takes), "previous_stable"
+(what `--rollback` restores) and "versions" (version -> path, sizes, manifest of every other version named there).
+
 `python -m convert publish` uploads a version's files first and rewrites index.json last, with a compare-and-swap
 on its ETag, so a reader sees either the old version or the whole new one, never half of one. A version is the
 model's serving version (function/model/identity.py): republishing the same model uploads to the same place.
@@ -13,12 +18,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 INDEX_FILE = "index.json"
 INDEX_SCHEMA = 1
 # A model name is one path segment, on S3 and under /tmp: nothing an index could use to climb out of either.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+# A label is one path segment of /v1/models/{name}/labels/{label} (TensorFlow Serving's spelling).
+LABEL = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+STABLE = "stable"
 VERSION = re.compile(r"[0-9a-f]{64}")
 
 
@@ -28,6 +36,8 @@ class ModelIndexError(ValueError):
 
 @dataclass(frozen=True)
 class PublishedModel:
+    """One published version of a model."""
+
     name: str
     version: str
     sizes: dict[str, int]  # bytes of each file, so the reader can check its disk space before downloading
@@ -40,6 +50,45 @@ class PublishedModel:
 
     def as_json(self) -> dict:
         return {"version": self.version, "path": self.path, "sizes": self.sizes, "manifest": self.manifest}
+
+
+@dataclass(frozen=True)
+class PublishedEntry:
+    """A model's entry in the index: its stable version and every labelled one."""
+
+    stable: PublishedModel
+    labels: dict[str, str] = field(default_factory=dict)  # label -> version, besides "stable"
+    weights: dict[str, int] = field(default_factory=dict)  # label -> percent of the requests naming no version
+    previous_stable: PublishedModel | None = None  # what --rollback restores
+    others: dict[str, PublishedModel] = field(default_factory=dict)  # version -> every labelled non-stable version
+
+    @property
+    def name(self) -> str:
+        return self.stable.name
+
+    def version(self, version: str) -> PublishedModel:
+        if version == self.stable.version:
+            return self.stable
+        return self.others[version]
+
+    def labelled(self) -> dict[str, PublishedModel]:
+        """label -> its version, "stable" included."""
+        return {STABLE: self.stable, **{label: self.version(version) for label, version in self.labels.items()}}
+
+    def as_json(self) -> dict:
+        entry = self.stable.as_json()
+        kept = {version: self.others[version] for version in set(self.labels.values()) - {self.stable.version}}
+        if self.previous_stable is not None and self.previous_stable.version != self.stable.version:
+            entry["previous_stable"] = self.previous_stable.version
+            kept[self.previous_stable.version] = self.previous_stable
+        if self.labels:
+            entry["labels"] = dict(self.labels)
+        if self.weights:
+            entry["weights"] = dict(self.weights)
+        if kept:
+            entry["versions"] = {version: {key: value for key, value in model.as_json().items() if key != "version"}
+                                 for version, model in kept.items()}
+        return entry
 
 
 def version_path(name: str, version: str) -> str:
@@ -58,29 +107,61 @@ def parse_s3_url(url: str) -> tuple[str, str]:
     return bucket, prefix
 
 
-def parse_index(body: bytes, where: str) -> dict[str, PublishedModel]:
+def parse_index(body: bytes, where: str) -> dict[str, PublishedEntry]:
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ModelIndexError(f"{where}: not JSON: {exc}") from exc
     if not isinstance(data, dict) or data.get("schema") != INDEX_SCHEMA or not isinstance(data.get("models"), dict):
         raise ModelIndexError(f"{where}: not a model index of schema {INDEX_SCHEMA} "
-                          "(written by `python -m convert publish`)")
+                              "(written by `python -m convert publish`)")
     models = {}
     for name, entry in data["models"].items():
         if not MODEL_NAME.fullmatch(name) or not isinstance(entry, dict):
             raise ModelIndexError(f"{where}: {name!r} is not a model name")
-        version, sizes, manifest = entry.get("version"), entry.get("sizes", {}), entry.get("manifest")
-        if not isinstance(version, str) or not VERSION.fullmatch(version) or entry.get("path") != version_path(
-                name, version):
-            raise ModelIndexError(f"{where}: model {name!r} has no valid version and path")
-        if not isinstance(manifest, dict) or not isinstance(sizes, dict) or not all(
-                isinstance(size, int) and size >= 0 for size in sizes.values()):
-            raise ModelIndexError(f"{where}: model {name!r} has no manifest or bad sizes")
-        models[name] = PublishedModel(name, version, dict(sizes), manifest)
+        models[name] = _parse_entry(name, entry, where)
     return models
 
 
-def index_bytes(models: dict[str, PublishedModel]) -> bytes:
+def _parse_version(name: str, version: object, entry: object, where: str) -> PublishedModel:
+    if not isinstance(entry, dict):
+        raise ModelIndexError(f"{where}: model {name!r} has a version that is not an object")
+    sizes, manifest = entry.get("sizes", {}), entry.get("manifest")
+    if not isinstance(version, str) or not VERSION.fullmatch(version) or entry.get("path") != version_path(
+            name, version):
+        raise ModelIndexError(f"{where}: model {name!r} has no valid version and path")
+    if not isinstance(manifest, dict) or not isinstance(sizes, dict) or not all(
+            isinstance(size, int) and size >= 0 for size in sizes.values()):
+        raise ModelIndexError(f"{where}: model {name!r} has no manifest or bad sizes")
+    return PublishedModel(name, version, dict(sizes), manifest)
+
+
+def _parse_entry(name: str, entry: dict, where: str) -> PublishedEntry:
+    stable = _parse_version(name, entry.get("version"), entry, where)
+    others_json = entry.get("versions", {})
+    if not isinstance(others_json, dict):
+        raise ModelIndexError(f"{where}: model {name!r} has 'versions' that is not an object")
+    others = {version: _parse_version(name, version, other, where) for version, other in others_json.items()}
+    known = {stable.version, *others}
+    labels, weights = entry.get("labels", {}), entry.get("weights", {})
+    if not isinstance(labels, dict) or not all(
+            isinstance(label, str) and LABEL.fullmatch(label) and version in known for label, version in
+            labels.items()):
+        raise ModelIndexError(f"{where}: model {name!r} has labels that are not label -> a version it lists")
+    if labels.get(STABLE, stable.version) != stable.version:
+        raise ModelIndexError(f"{where}: model {name!r} labels another version stable than its own")
+    labels = {label: version for label, version in labels.items() if label != STABLE}
+    if not isinstance(weights, dict) or not all(
+            label in labels and isinstance(weight, int) and not isinstance(weight, bool) and 0 <= weight <= 100
+            for label, weight in weights.items()) or sum(weights.values()) > 100:
+        raise ModelIndexError(f"{where}: model {name!r} has weights that are not percents of its labels (at most "
+                              "100 in all)")
+    previous = entry.get("previous_stable")
+    if previous is not None and previous not in others:
+        raise ModelIndexError(f"{where}: model {name!r} has a previous_stable it does not list")
+    return PublishedEntry(stable, labels, dict(weights), others.get(previous) if previous else None, others)
+
+
+def index_bytes(models: dict[str, PublishedEntry]) -> bytes:
     data = {"schema": INDEX_SCHEMA, "models": {name: models[name].as_json() for name in sorted(models)}}
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8")

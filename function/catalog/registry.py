@@ -5,7 +5,8 @@ Reading manifests and building tasks is cheap (no interpreter, no model file): i
 model is visible at once on GET /models and answers 503 naming its reason, instead of vanishing. Interpreters load
 (and a published model's files download) on first use, or all at once with `preload()`. A source that can change
 (S3 with MODEL_REFRESH_SECONDS) is polled by `refresh()`: a model whose version changed gets a new task, so its
-cache keys follow; the others keep their loaded interpreters.
+cache keys follow; the others keep their loaded interpreters. A model's labelled versions (an S3 index's canary)
+are tasks too, kept in its Rollout (function/catalog/rollout.py); `task(name)` is always the stable one.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from function.catalog.rollout import STABLE, Rollout
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
 from function.config import TaskLimits
 from function.errors import ModelUnavailable, refuse, wrong_task
@@ -46,7 +48,8 @@ class ModelRegistry:
         self.limits = limits
         self.tasks: dict[str, Task] = {}
         self.unservable: dict[str, UnservableModel] = {}
-        self._tensor_views: dict[str, TensorTask] = {}
+        self.rollouts: dict[str, Rollout] = {}  # models with labelled versions beside the stable one
+        self._tensor_views: dict[tuple[str, str], TensorTask] = {}  # (name, version) -> the version's tensor view
         self._install(self.source.models())
 
     @property
@@ -56,6 +59,7 @@ class ModelRegistry:
     def _install(self, listing: list[ListedModel]) -> None:
         tasks: dict[str, Task] = {}
         unservable: dict[str, UnservableModel] = {}
+        rollouts: dict[str, Rollout] = {}
         claimed: dict[str, Path] = {}
         for listed in listing:
             if listed.name in claimed:
@@ -69,16 +73,35 @@ class ModelRegistry:
                 unservable[listed.name] = entry
             else:
                 tasks[listed.name] = entry
+                if listed.labelled:
+                    rollouts[listed.name] = self._rollout(entry, listed)
         # Whole dictionaries swapped at once: a request in flight keeps the task it already holds.
-        self.tasks, self.unservable, self._tensor_views = tasks, unservable, {}
+        self.tasks, self.unservable, self.rollouts, self._tensor_views = tasks, unservable, rollouts, {}
+
+    def _rollout(self, stable: Task, listed: ListedModel) -> Rollout:
+        labels: dict[str, Task | str] = {}
+        for other in listed.labelled:
+            task = self._current_task(other.listed) or task_for(other.listed, self.limits)
+            if isinstance(task, UnservableModel):
+                log.error("labelled model version cannot be served", extra={"fields": {
+                    "model": listed.name, "label": other.label, "problem": task.reason}})
+                task = task.reason
+            elif task.manifest.version == stable.manifest.version:
+                task = stable  # one task, one interpreter per version
+            labels[other.label] = task
+        weights = {other.label: other.weight for other in listed.labelled if other.weight}
+        return Rollout(listed.name, stable, labels, weights)
 
     def _current_task(self, listed: ListedModel) -> Task | None:
         """The task already serving this very version (its interpreter stays loaded), if any."""
+        if not isinstance(listed.manifest, Manifest):
+            return None
         current = self.tasks.get(listed.name)
-        if current is not None and isinstance(listed.manifest, Manifest) and (
-                current.manifest.version, current.manifest.directory) == (listed.manifest.version,
-                                                                          listed.manifest.directory):
-            return current
+        rollout = self.rollouts.get(listed.name)
+        for task in rollout.tasks() if rollout else [current] if current else []:
+            if (task.manifest.version, task.manifest.directory) == (listed.manifest.version,
+                                                                    listed.manifest.directory):
+                return task
         return None
 
     def refresh(self) -> None:
@@ -116,23 +139,60 @@ class ModelRegistry:
             raise wrong_task(name, found.name, task)
         return found
 
-    def tensor_task(self, name: str) -> TensorTask:
-        """Model `name` as tensors in, tensors out, whatever its task (TF Serving and Open Inference Protocol)."""
-        view = self._tensor_views.get(name)
+    def versions(self, name: str) -> list[Task]:
+        """Every servable version of model `name`, the stable one first."""
+        rollout = self.rollouts.get(name)
+        return rollout.tasks() if rollout else [self.task(name)]
+
+    def version_task(self, name: str, version: str) -> Task:
+        """The task serving that version of model `name` (its stable or a labelled one)."""
+        for task in self.versions(name):
+            if task.manifest.version == version:
+                return task
+        raise refuse("version_not_found", f"Model {name!r} has no version {version!r}; it serves "
+                     f"{', '.join(task.manifest.version for task in self.versions(name))}.")
+
+    def label_version(self, name: str, label: str) -> str:
+        """The version model `name` serves under `label` ("stable": the one requests naming none get)."""
+        stable = self.task(name)
+        rollout = self.rollouts.get(name)
+        found = rollout.label(label) if rollout else stable if label == STABLE else None
+        if found is None:
+            labels = [STABLE, *sorted(rollout.labels)] if rollout else [STABLE]
+            raise refuse("label_not_found", f"Model {name!r} has no version labelled {label!r}; its labels: "
+                         f"{', '.join(labels)}.")
+        if isinstance(found, str):
+            raise refuse("model_unavailable", f"Model {name!r} version labelled {label!r} cannot be served: {found}")
+        return found.manifest.version
+
+    def tensor_task(self, name: str, version: str | None = None) -> TensorTask:
+        """Model `name` (in `version`, else its stable one) as tensors in, tensors out, whatever its task (TF
+        Serving and Open Inference Protocol)."""
+        task = self.task(name) if version is None else self.version_task(name, version)
+        key = (name, task.manifest.version)
+        view = self._tensor_views.get(key)
         if view is None:
             try:
-                view = TensorTask.view(self.task(name))
+                view = TensorTask.view(task)
             except ManifestError as exc:  # a tensor the protocols cannot carry (e.g. a string input)
                 raise refuse("model_unavailable", f"Model {name!r} cannot be served as tensors: {exc}") \
                     from exc
-            self._tensor_views[name] = view
+            self._tensor_views[key] = view
         return view
+
+    def rollout_of(self, task: Task) -> Rollout | None:
+        """The rollout whose weighted choice a request naming no version makes, when `task` (or its tensor view)
+        is that model's stable version and another label has a weight."""
+        rollout = self.rollouts.get(task.manifest.name)
+        if rollout is None or not rollout.weights or task.manifest.version != rollout.stable.manifest.version:
+            return None
+        return rollout
 
     def is_loaded(self, name: str) -> bool:
         return name in self.tasks and self.tasks[name].loaded
 
     def preload(self) -> None:
-        for task in self.tasks.values():
+        for task in [task for name in self.tasks for task in self.versions(name)]:
             try:
                 task.load()
             except ModelUnavailable:

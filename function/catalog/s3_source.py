@@ -15,8 +15,9 @@ from pathlib import Path
 
 from function.aws.s3 import S3Client, S3Error, client_from_environment
 from function.catalog.download import DownloadedFiles
-from function.catalog.published import INDEX_FILE, ModelIndexError, PublishedModel, parse_index, parse_s3_url
-from function.catalog.source import ListedModel, ModelSource, ModelSourceError
+from function.catalog.published import (INDEX_FILE, STABLE, ModelIndexError, PublishedEntry, PublishedModel,
+                                        parse_index, parse_s3_url)
+from function.catalog.source import LabelledVersion, ListedModel, ModelSource, ModelSourceError
 from function.config import ServiceSettings
 from function.model.manifest import ManifestError, parse_manifest
 
@@ -90,26 +91,33 @@ class S3ModelSource(ModelSource):
         self._etag = index.etag
         return self._listing(models)
 
-    def _listing(self, models: dict[str, PublishedModel]) -> list[ListedModel]:
+    def _listing(self, models: dict[str, PublishedEntry]) -> list[ListedModel]:
         listing = []
-        for name, published in sorted(models.items()):
-            directory = self.directory / name / published.version
-            where = f"s3://{self.bucket}/{self.prefix}{INDEX_FILE} (model {name!r})"
-            try:
-                manifest = parse_manifest(published.manifest, directory, where)
-                if manifest.name != name:
-                    raise ManifestError(f"{where}: the manifest names the model {manifest.name!r}")
-            except ManifestError as exc:
-                listing.append(ListedModel(name, directory, exc))
-                continue
-            files = self._files.get((name, published.version))
-            if files is None:
-                files = self._files[(name, published.version)] = DownloadedFiles(
-                    self.client, self.bucket, self.prefix + published.path, directory, manifest.files,
-                    published.sizes, name, self._make_room)
-            listing.append(ListedModel(name, directory, manifest, files))
-        self._current = {(model.name, model.directory.name) for model in listing}
+        for name, entry in sorted(models.items()):
+            labelled = tuple(LabelledVersion(label, entry.weights.get(label, 0), self._listed(published))
+                             for label, published in sorted(entry.labelled().items()) if label != STABLE)
+            stable = self._listed(entry.stable)
+            listing.append(ListedModel(stable.name, stable.directory, stable.manifest, stable.files, labelled))
+        self._current = {(model.name, version.directory.name) for model in listing
+                         for version in (model, *(other.listed for other in model.labelled))}
         return listing
+
+    def _listed(self, published: PublishedModel) -> ListedModel:
+        name = published.name
+        directory = self.directory / name / published.version
+        where = f"s3://{self.bucket}/{self.prefix}{INDEX_FILE} (model {name!r} version {published.version[:12]})"
+        try:
+            manifest = parse_manifest(published.manifest, directory, where)
+            if manifest.name != name:
+                raise ManifestError(f"{where}: the manifest names the model {manifest.name!r}")
+        except ManifestError as exc:
+            return ListedModel(name, directory, exc)
+        files = self._files.get((name, published.version))
+        if files is None:
+            files = self._files[(name, published.version)] = DownloadedFiles(
+                self.client, self.bucket, self.prefix + published.path, directory, manifest.files,
+                published.sizes, name, self._make_room)
+        return ListedModel(name, directory, manifest, files)
 
     def _make_room(self) -> None:
         """Deletes the downloaded versions no longer published (a model being served is never one of them)."""

@@ -19,6 +19,17 @@ class ListedModel:
     directory: Path  # where its files are, or will be once `files.ensure()` returns
     manifest: Manifest | ManifestError
     files: ModelFiles = PRESENT
+    labelled: tuple[LabelledVersion, ...] = ()  # the model's other versions under a label (an S3 index's labels)
+
+
+@dataclass(frozen=True)
+class LabelledVersion:
+    """Another version of a listed model, served to requests that name its label (or its version) and, with a
+    weight, to that percent of the requests that name neither (function/catalog/rollout.py)."""
+
+    label: str
+    weight: int  # percent, 0-100
+    listed: ListedModel
 
 
 class ModelSourceError(RuntimeError):

@@ -13,7 +13,8 @@ TAGS = ("open-inference",)
 
 def _path_parameters(deployment: Deployment) -> tuple:
     version = spec.Parameter("version", spec.SHA256, "The model's model_version (the sha256 its files are known by; "
-                             "GET /v2/models/{name} lists it): the only version served.", location="path")
+                             "GET /v2/models/{name} lists every version served: the stable one first, then each "
+                             "labelled one).", location="path")
     return spec.model_name_parameter(deployment), version
 
 

@@ -14,8 +14,12 @@ MODEL_STATES = ["UNKNOWN", "START", "LOADING", "AVAILABLE", "UNLOADING", "END"] 
 def _path_parameters(deployment: Deployment) -> tuple:
     version = spec.Parameter("version", {**spec.STRING, "pattern": "^[0-9]+$"}, "TF Serving versions are integers: "
                              "here the first 12 hex digits of the model's model_version, in decimal (GET "
-                             "/v1/models/{name} gives it). Another is a 404.", location="path")
-    return spec.model_name_parameter(deployment), version
+                             "/v1/models/{name} lists every version served). Another is a 404.", location="path")
+    label = spec.Parameter("label", {**spec.STRING, "pattern": "^[a-z][a-z0-9_-]{0,63}$"}, "A version label, as "
+                           "`python -m convert publish --label` sets it: stable (what a request naming no version "
+                           "gets, but for a canary's share) or another, e.g. canary. Another is a 404.",
+                           location="path")
+    return spec.model_name_parameter(deployment), version, label
 
 
 def describe_model_status(deployment: Deployment) -> Operation:
@@ -24,11 +28,12 @@ def describe_model_status(deployment: Deployment) -> Operation:
                         "status": status})
     return spec.Operation(
         summary="TF Serving: model status",
-        description="TensorFlow Serving's GetModelStatusResponse: the one version served, AVAILABLE (the interpreter "
-                    "loads on first use). Loads nothing.",
+        description="TensorFlow Serving's GetModelStatusResponse: every version served (the stable one first, then "
+                    "each labelled one), or the one the path names, AVAILABLE (the interpreter loads on first use). "
+                    "Loads nothing.",
         parameters=_path_parameters(deployment),
-        response=spec.obj({"model_version_status": spec.array(version, minItems=1, maxItems=1)}),
-        errors=spec.TENSOR_MODEL,
+        response=spec.obj({"model_version_status": spec.array(version, minItems=1)}),
+        errors=(*spec.TENSOR_MODEL, "label_not_found"),
         tags=TAGS,
     )
 
@@ -53,7 +58,7 @@ def describe_model_metadata(deployment: Deployment) -> Operation:
                     "each input and output with its dtype and shape, batch first (-1). Loads nothing.",
         parameters=_path_parameters(deployment),
         response=spec.obj({"model_spec": model_spec, "metadata": spec.obj({"signature_def": signatures})}),
-        errors=spec.TENSOR_MODEL,
+        errors=(*spec.TENSOR_MODEL, "label_not_found"),
         tags=TAGS,
     )
 
@@ -86,7 +91,7 @@ def describe_predict(deployment: Deployment) -> Operation:
         parameters=_path_parameters(deployment),
         response={"oneOf": [spec.obj({"predictions": spec.array(value_or_named, minItems=1)}),
                             spec.obj({"outputs": value_or_named})]},
-        errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "unknown_signature", "missing_field", "invalid_field",
+        errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "label_not_found", "unknown_signature", "missing_field", "invalid_field",
                 "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
         limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
         tags=TAGS,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from function.errors import refuse
-from function.model.manifest import Manifest, TensorSpec
+from function.model.manifest import TensorSpec
 from function.protocols.tensor_values import DTYPE_NAMES, check_shape, expected_shape, to_array, to_json
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
@@ -42,19 +42,14 @@ def server_metadata() -> dict:
     return {"name": SERVER_NAME, "version": SERVER_VERSION, "extensions": EXTENSIONS}
 
 
-def check_version(manifest: Manifest, requested: str | None) -> None:
-    if requested is not None and requested != manifest.version:
-        raise refuse("version_not_found", f"Model {manifest.name!r} has no version {requested!r}; it serves "
-                     f"version {manifest.version} only.")
-
-
 def _tensor_metadata(spec: TensorSpec) -> dict:
     return {"name": spec.name, "datatype": DTYPE_NAMES[spec.served_dtype].v2, "shape": [-1, *spec.shape[1:]]}
 
 
-def model_metadata(task: TensorTask) -> dict:
-    """Shapes are batch first, -1 for the batch and for any dynamic dimension."""
-    return {"name": task.manifest.name, "versions": [task.manifest.version], "platform": PLATFORM,
+def model_metadata(task: TensorTask, versions: list[str]) -> dict:
+    """Shapes are batch first, -1 for the batch and for any dynamic dimension; `versions`: every version served
+    (the stable one first), or the one the path names."""
+    return {"name": task.manifest.name, "versions": versions, "platform": PLATFORM,
             "inputs": [_tensor_metadata(spec) for spec in task.inputs],
             "outputs": [_tensor_metadata(spec) for spec in task.outputs]}
 

@@ -35,16 +35,21 @@ def version_number(manifest: Manifest) -> str:
     return str(int(manifest.version[:VERSION_HEX_DIGITS], 16))
 
 
-def check_version(manifest: Manifest, requested: str | None) -> None:
-    if requested is not None and requested != version_number(manifest):
-        raise refuse("version_not_found", f"Model {manifest.name!r} has no version {requested}; it serves "
-                     f"version {version_number(manifest)} only.")
+def find_version(manifests: list[Manifest], requested: str) -> str:
+    """The model_version of the version TF Serving's integer `requested` names, among the versions served."""
+    for manifest in manifests:
+        if requested == version_number(manifest):
+            return manifest.version
+    raise refuse("version_not_found", f"Model {manifests[0].name!r} has no version {requested}; it serves "
+                 f"version {', '.join(version_number(manifest) for manifest in manifests)}.")
 
 
-def model_status(manifest: Manifest) -> dict:
-    """GetModelStatusResponse: a model this function can serve is AVAILABLE (its interpreter loads on first use)."""
+def model_status(manifests: list[Manifest]) -> dict:
+    """GetModelStatusResponse: every version served (the stable one first), each AVAILABLE (its interpreter loads
+    on first use)."""
     return {"model_version_status": [{"version": version_number(manifest), "state": "AVAILABLE",
-                                      "status": {"error_code": "OK", "error_message": ""}}]}
+                                      "status": {"error_code": "OK", "error_message": ""}}
+                                     for manifest in manifests]}
 
 
 def _tensor_info(name: str, shape: tuple[int, ...], dtype: str) -> dict:

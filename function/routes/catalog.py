@@ -12,6 +12,9 @@ def list_models(ctx: RouteContext) -> Response:
     registry = ctx.registry
     models = [{**task.manifest.summary(), "available": True, "loaded": task.loaded}
               for _, task in sorted(registry.tasks.items())]
+    for model in models:  # a model published with labels (a canary): each label's version and weight
+        if model["name"] in registry.rollouts:
+            model["version_labels"] = registry.rollouts[model["name"]].summary()
     models += [entry.summary() for _, entry in sorted(registry.unservable.items())]
     defaults = {}
     for kind, task in DEFAULT_KINDS.items():

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from function.errors import refuse
-from function.inference import Prediction, cached_results
+from function.inference import Prediction
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
-from function.tasks.base import Task
 from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
 
 TASK = "image_classification"
@@ -30,11 +29,12 @@ def classify(ctx: RouteContext) -> Response:
             body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
         top_k = inputs.positive_int(body, "top_k", DEFAULT_TOP_K)
     task = ctx.task(body, TASK)
-    prediction = cached_results(task, ctx.store, images, {"top_k": top_k}, ctx.timings, ctx.log_fields)
-    return json_response(200, answer(task, prediction))
+    prediction = ctx.predict(task, images, {"top_k": top_k})
+    return json_response(200, answer(prediction))
 
 
-def answer(task: Task, prediction: Prediction) -> dict:
-    """The /classify answer, which an S3 upload's result file holds too."""
-    return {"model": task.manifest.name, "model_version": task.manifest.version,
+def answer(prediction: Prediction) -> dict:
+    """The /classify answer, which an S3 upload's result file holds too; the version that answered says so."""
+    manifest = prediction.task.manifest
+    return {"model": manifest.name, "model_version": manifest.version,
             "predictions": prediction.with_cached_flags()}

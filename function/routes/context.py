@@ -1,12 +1,15 @@
 """What every route receives: the request plus the container's long-lived parts."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from function.cache.base import ResultStore
 from function.config import ServiceSettings
 from function.errors import refuse, wrong_task
 from function.events import Request
+from function.inference import Prediction, routed_results
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
 from function.tasks.base import Task
@@ -39,3 +42,14 @@ class RouteContext:
                          f"{name!r} (set by {variable}) is not served here; name one of: "
                          f"{', '.join(sorted(self.registry.tasks)) or 'none'} in 'model'.", param="model")
         return self.registry.task(name, task)
+
+    @property
+    def names_version(self) -> bool:
+        """The path names a version or a label: that version answers, never the weighted choice."""
+        return "version" in self.path_params or "label" in self.path_params
+
+    def predict(self, task: Task, items: Sequence[Any], options: dict) -> Prediction:
+        """The results for `items` from `task`, or from the version the model's rollout chooses for a request
+        naming none (function/inference.py)."""
+        return routed_results(self.registry, task, self.store, items, options, self.timings, self.log_fields,
+                              self.names_version)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from function.errors import refuse
-from function.inference import cached_results
 from function.responses import Response, json_response
 from function.routes.context import RouteContext
 from function.routes.text import text_request
@@ -17,9 +16,10 @@ def embed(ctx: RouteContext) -> Response:
     if not isinstance(normalize, bool):
         raise refuse("invalid_field", "'normalize' must be true or false.", param="normalize")
     task = ctx.task(body, TASK)
-    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
+    prediction = ctx.predict(task, texts, {})
     embeddings = [{"embedding": output_vector(result, normalize).tolist(), "tokens": result["tokens"],
                    "truncated": result["truncated"], "cached": cached}
                   for result, cached in zip(prediction.results, prediction.cached)]
-    return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
+    manifest = prediction.task.manifest
+    return json_response(200, {"model": manifest.name, "model_version": manifest.version,
                                "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings})

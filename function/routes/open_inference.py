@@ -4,7 +4,6 @@ binary tensor data. Errors take the protocol's shape, {"error": "..."} (function
 from __future__ import annotations
 
 from function.errors import refuse
-from function.inference import cached_results
 from function.protocols import open_inference
 from function.responses import BINARY_CONTENT_TYPE, Response, json_bytes, json_response
 from function.routes import inputs
@@ -13,9 +12,8 @@ from function.tasks.tensor import TensorTask
 
 
 def _task(ctx: RouteContext) -> TensorTask:
-    task = ctx.registry.tensor_task(ctx.path_params["name"])
-    open_inference.check_version(task.manifest, ctx.path_params.get("version"))
-    return task
+    """The version the path names (the stable one, or a canary's share, when it names none)."""
+    return ctx.registry.tensor_task(ctx.path_params["name"], ctx.path_params.get("version"))
 
 
 def server_live(ctx: RouteContext) -> Response:
@@ -35,7 +33,10 @@ def server_metadata(ctx: RouteContext) -> Response:
 
 
 def model_metadata(ctx: RouteContext) -> Response:
-    return json_response(200, open_inference.model_metadata(_task(ctx)))
+    task = _task(ctx)
+    versions = [task.manifest.version] if ctx.names_version else [
+        version.manifest.version for version in ctx.registry.versions(task.manifest.name)]
+    return json_response(200, open_inference.model_metadata(task, versions))
 
 
 def model_ready(ctx: RouteContext) -> Response:
@@ -52,8 +53,8 @@ def infer(ctx: RouteContext) -> Response:
         header, binary = open_inference.split_body(request.body, request.headers.get(open_inference.HEADER_LENGTH))
         body = inputs.parse_json_object(header)
         infer_request = open_inference.parse_infer(body, binary, task, ctx.settings.max_tensor_batch)
-    prediction = cached_results(task, ctx.store, infer_request.instances, {}, ctx.timings, ctx.log_fields)
-    answer, binary_out = open_inference.infer_response(task, infer_request, prediction.results)
+    prediction = ctx.predict(task, infer_request.instances, {})
+    answer, binary_out = open_inference.infer_response(prediction.task, infer_request, prediction.results)
     if not infer_request.binary:
         return json_response(200, answer)
     head = json_bytes(answer)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 
 from function.errors import refuse
-from function.inference import cached_results
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
@@ -53,7 +52,7 @@ def embeddings(ctx: RouteContext) -> Response:
         raise refuse("unsupported_dimensions", f"Model {task.manifest.name!r} gives {task.dimensions}-"
                      f"dimensional vectors and cannot shorten them; leave 'dimensions' out or send "
                      f"{task.dimensions}.", param="dimensions")
-    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
+    prediction = ctx.predict(task, texts, {})
     data = []
     for index, result in enumerate(prediction.results):
         vector = output_vector(result, normalize=True)

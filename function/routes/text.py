@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from function.errors import refuse
-from function.inference import cached_results
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
@@ -50,8 +49,9 @@ def text_request(ctx: RouteContext) -> tuple[dict, list[str]]:
 def sentiment(ctx: RouteContext) -> Response:
     body, texts = text_request(ctx)
     task = ctx.task(body, TASK)
-    prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
-    return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
+    prediction = ctx.predict(task, texts, {})
+    manifest = prediction.task.manifest
+    return json_response(200, {"model": manifest.name, "model_version": manifest.version,
                                "predictions": prediction.with_cached_flags()})
 
 

@@ -1,9 +1,10 @@
 """TensorFlow Serving's REST API over the tensor view of any model: GET /v1/models/{name} (status),
 GET /v1/models/{name}/metadata (the signature), POST /v1/models/{name}:predict; each also under
-/v1/models/{name}/versions/{version}. Errors take TF Serving's shape, {"error": "..."} (function/router.py)."""
+/v1/models/{name}/versions/{version} and /v1/models/{name}/labels/{label}, which that version answers (without
+either: the stable version, or a canary's share). Errors take TF Serving's shape, {"error": "..."}
+(function/router.py)."""
 from __future__ import annotations
 
-from function.inference import cached_results
 from function.protocols import tfserving
 from function.responses import Response, json_response
 from function.routes import inputs
@@ -12,13 +13,21 @@ from function.tasks.tensor import TensorTask
 
 
 def _task(ctx: RouteContext) -> TensorTask:
-    task = ctx.registry.tensor_task(ctx.path_params["name"])
-    tfserving.check_version(task.manifest, ctx.path_params.get("version"))
-    return task
+    name, registry = ctx.path_params["name"], ctx.registry
+    if "label" in ctx.path_params:
+        return registry.tensor_task(name, registry.label_version(name, ctx.path_params["label"]))
+    if "version" in ctx.path_params:
+        manifests = [task.manifest for task in registry.versions(name)]
+        return registry.tensor_task(name, tfserving.find_version(manifests, ctx.path_params["version"]))
+    return registry.tensor_task(name)
 
 
 def model_status(ctx: RouteContext) -> Response:
-    return json_response(200, tfserving.model_status(_task(ctx).manifest))
+    if ctx.names_version:
+        return json_response(200, tfserving.model_status([_task(ctx).manifest]))
+    _task(ctx)  # the model must be servable as tensors
+    return json_response(200, tfserving.model_status([task.manifest for task in
+                                                      ctx.registry.versions(ctx.path_params["name"])]))
 
 
 def model_metadata(ctx: RouteContext) -> Response:
@@ -32,5 +41,5 @@ def predict_route(ctx: RouteContext) -> Response:
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
         request = tfserving.parse_predict(body, task, ctx.settings.max_tensor_batch)
-    prediction = cached_results(task, ctx.store, request.instances, {}, ctx.timings, ctx.log_fields)
-    return json_response(200, tfserving.predict_response(task, request, prediction.results))
+    prediction = ctx.predict(task, request.instances, {})
+    return json_response(200, tfserving.predict_response(prediction.task, request, prediction.results))

@@ -204,9 +204,9 @@ def answer_schema(doc: dict, method: str, path: str, status: str, media: str = "
     return operation_of(doc, method, template)["responses"][status]["content"][media]["schema"]
 
 
-def test_the_15_tensor_routes_take_any_served_model_and_a_version_where_the_template_has_one(service):
+def test_the_18_tensor_routes_take_any_served_model_and_a_version_or_label_where_the_template_has_one(service):
     doc = document(service)
-    assert len(TENSOR_TEMPLATES) == 15
+    assert len(TENSOR_TEMPLATES) == 18
     for template in TENSOR_TEMPLATES:
         for method, op in doc["paths"][template].items():
             parameters = {p["name"]: p for p in op.get("parameters", [])}
@@ -216,6 +216,8 @@ def test_the_15_tensor_routes_take_any_served_model_and_a_version_where_the_temp
             if "version" in parameters:
                 pattern = parameters["version"]["schema"]["pattern"]
                 assert pattern == ("^[0-9]+$" if template.startswith("/v1") else "^[0-9a-f]{64}$"), template
+            if "label" in parameters:
+                assert parameters["label"]["schema"]["pattern"] == "^[a-z][a-z0-9_-]{0,63}$", template
 
 
 def test_the_tensor_batch_limit_comes_from_the_settings_in_force(registry):  # noqa: F811
