@@ -73,29 +73,31 @@ API = Group("api", None, api_error_body, _routes({
 OPENAI = Group("openai", "/v1/embeddings", openai_error_body, _routes({
     "/v1/embeddings": {"POST": "openai_embeddings:embeddings"},
 }))
+
+
+def _model_routes(model_path: str, selectors: tuple[str, ...], table: dict[str, dict[str, str]]) -> dict:
+    """A tensor protocol's model routes (suffix -> method -> route), each also under every selector of a version
+    (".../versions/{version}", ".../labels/{label}"): the protocols spell every model route that way."""
+    return {f"{model_path}{selector}{suffix}": methods for selector in ("", *selectors) for suffix, methods in table.items()}
+
+
 # TensorFlow Serving's REST API (docs/api.md); a version or a label, when given, names the version that answers.
-TF_SERVING = Group("tfserving", "/v1/models", message_error_body, greedy=True, routes=_routes({
-    "/v1/models/{name}": {"GET": "tfserving:model_status"},
-    "/v1/models/{name}/versions/{version}": {"GET": "tfserving:model_status"},
-    "/v1/models/{name}/metadata": {"GET": "tfserving:model_metadata"},
-    "/v1/models/{name}/versions/{version}/metadata": {"GET": "tfserving:model_metadata"},
-    "/v1/models/{name}:predict": {"POST": "tfserving:predict_route"},
-    "/v1/models/{name}/versions/{version}:predict": {"POST": "tfserving:predict_route"},
-    "/v1/models/{name}/labels/{label}": {"GET": "tfserving:model_status"},
-    "/v1/models/{name}/labels/{label}/metadata": {"GET": "tfserving:model_metadata"},
-    "/v1/models/{name}/labels/{label}:predict": {"POST": "tfserving:predict_route"},
-}))
+TF_SERVING = Group("tfserving", "/v1/models", message_error_body, greedy=True, routes=_routes(_model_routes(
+    "/v1/models/{name}", ("/versions/{version}", "/labels/{label}"), {
+        "": {"GET": "tfserving:model_status"},
+        "/metadata": {"GET": "tfserving:model_metadata"},
+        ":predict": {"POST": "tfserving:predict_route"},
+    })))
 # The Open Inference Protocol v2 (docs/api.md).
 OPEN_INFERENCE = Group("open_inference", "/v2", message_error_body, greedy=True, routes=_routes({
     "/v2": {"GET": "open_inference:server_metadata"},
     "/v2/health/live": {"GET": "open_inference:server_live"},
     "/v2/health/ready": {"GET": "open_inference:server_ready"},
-    "/v2/models/{name}": {"GET": "open_inference:model_metadata"},
-    "/v2/models/{name}/versions/{version}": {"GET": "open_inference:model_metadata"},
-    "/v2/models/{name}/ready": {"GET": "open_inference:model_ready"},
-    "/v2/models/{name}/versions/{version}/ready": {"GET": "open_inference:model_ready"},
-    "/v2/models/{name}/infer": {"POST": "open_inference:infer"},
-    "/v2/models/{name}/versions/{version}/infer": {"POST": "open_inference:infer"},
+    **_model_routes("/v2/models/{name}", ("/versions/{version}",), {
+        "": {"GET": "open_inference:model_metadata"},
+        "/ready": {"GET": "open_inference:model_ready"},
+        "/infer": {"POST": "open_inference:infer"},
+    }),
 }))
 GROUPS = (API, OPENAI, TF_SERVING, OPEN_INFERENCE)
 ROUTES: dict[str, dict[str, LazyRoute]] = {template: methods for group in GROUPS

@@ -39,19 +39,23 @@ def describe_classify(deployment: Deployment) -> Operation:
     )
 
 
+def _texts_operation(deployment: Deployment, model: dict, response: dict, **fields) -> Operation:
+    """A route that takes texts (one or a batch) for a text model, bounded by the text limits."""
+    return spec.Operation(request={"application/json": spec.texts_body(deployment, model)}, response=response,
+                          errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
+                          limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS), tags=("text",), **fields)
+
+
 def describe_sentiment(deployment: Deployment) -> Operation:
     prediction = spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The probability of "
                                                            "label."}, "cached": spec.CACHED})
-    return spec.Operation(
+    return _texts_operation(
+        deployment, spec.model_field(deployment, text.TASK),
+        spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
+                  "predictions": spec.array(prediction, minItems=1)}),
         summary="Classify the sentiment of one text or a batch",
         description="The most likely label of each text (the sentiment demo model: positive or negative) and its "
                     "probability, in input order.",
-        request={"application/json": spec.texts_body(deployment, spec.model_field(deployment, text.TASK))},
-        response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
-                           "predictions": spec.array(prediction, minItems=1)}),
-        errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS),
-        tags=("text",),
     )
 
 
@@ -61,17 +65,12 @@ def describe_tokenize(deployment: Deployment) -> Operation:
     result = spec.obj({"ids": ids, "attention_mask": ids, "tokens": spec.array(spec.STRING), "count": spec.COUNT,
                        "truncated": truncated})
     text_models = sorted(name for name, task in deployment.models.items() if issubclass(TASKS[task], TextTask))
-    return spec.Operation(
+    return _texts_operation(
+        deployment, spec.model_field(deployment, text.TASK, text_models),
+        spec.obj({"model": spec.STRING, "max_length": spec.COUNT, "results": spec.array(result, minItems=1)}),
         summary="The token ids a text model sees",
         description="The model's own tokenizer alone (no inference): ids, attention mask and tokens of each text "
                     "before padding, their count, and whether the text was cut at the model's max_length.",
-        request={"application/json": spec.texts_body(deployment, spec.model_field(deployment, text.TASK,
-                                                                                 text_models))},
-        response=spec.obj({"model": spec.STRING, "max_length": spec.COUNT,
-                           "results": spec.array(result, minItems=1)}),
-        errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS),
-        tags=("text",),
     )
 
 

@@ -1,7 +1,6 @@
 """The descriptions of the Open Inference Protocol v2 routes (function/router.py OPEN_INFERENCE)."""
 from __future__ import annotations
 
-from function.config import Env
 from function.openapi import spec
 from function.openapi.operation import Deployment, Operation
 from function.protocols import open_inference
@@ -114,7 +113,8 @@ def describe_infer(deployment: Deployment) -> Operation:
               "description": "Binary tensor data: the JSON answer (Inference-Header-Content-Length bytes, outputs "
                              "asked as binary carry parameters.binary_data_size instead of data), then their raw "
                              "little-endian bytes in output order."}
-    return spec.Operation(
+    return spec.tensor_infer(
+        body,
         summary="Open Inference: infer",
         description="The Open Inference Protocol v2 (KServe, Triton, MLServer) infer request over any served model: "
                     "typed input tensors in, typed output tensors out, values as docs/api.md's tensor value rules say. "
@@ -122,14 +122,12 @@ def describe_infer(deployment: Deployment) -> Operation:
                     "default) is also taken: the JSON part, then each input's raw little-endian bytes, its length "
                     "in the Inference-Header-Content-Length header, inputs declaring parameters.binary_data_size in "
                     "place of data. Errors are the protocol's {\"error\": \"<message>\"}.",
-        request={"application/json": body},
         parameters=_path_parameters(deployment),
         response=answer,
         other_responses={BINARY_CONTENT_TYPE: binary},
         errors=(*spec.TENSOR_BODY, "invalid_header", *spec.TENSOR_MODEL, "missing_field", "invalid_field",
                 "unsupported_parameter", "unknown_input", "missing_input", *spec.TENSOR_VALUES,
                 "invalid_binary_data", "batch_mismatch", "empty_batch", "batch_too_large", "unknown_output"),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
         tags=TAGS,
     )
 

@@ -5,6 +5,7 @@ Only the descriptions (function/openapi/*_routes.py) import it, so only the firs
 """
 from __future__ import annotations
 
+from function.config import Env
 # Re-exported: a description needs this one module.
 from function.openapi.operation import Deployment, Operation, Parameter  # noqa: F401
 
@@ -79,6 +80,12 @@ def model_name_parameter(deployment: Deployment) -> Parameter:
     schema = {**STRING, "enum": names} if names else STRING
     return Parameter("name", schema, "A model served here, whatever its task: each answers as raw tensors (its "
                      "metadata names and shapes them).", location="path")
+
+
+def tensor_infer(body: dict, **fields) -> Operation:
+    """A tensor protocol's predict/infer operation: a JSON body of tensors, bounded by the body and tensor batch
+    limits; `fields` gives the rest (summary, description, parameters, response, errors, tags, ...)."""
+    return Operation(request={"application/json": body}, limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH), **fields)
 
 
 def batch_limit(deployment: Deployment) -> str:

@@ -1,7 +1,6 @@
 """The descriptions of TensorFlow Serving's REST API routes (function/router.py TF_SERVING)."""
 from __future__ import annotations
 
-from function.config import Env
 from function.openapi import spec
 from function.openapi.operation import Deployment, Operation
 from function.protocols import tfserving
@@ -79,7 +78,8 @@ def describe_predict(deployment: Deployment) -> Operation:
                                      "first; an object naming every input, or the bare value for a single-input "
                                      f"model; {spec.batch_limit(deployment)}."},
             }}
-    return spec.Operation(
+    return spec.tensor_infer(
+        body,
         summary="TF Serving: predict",
         description="TensorFlow Serving's REST predict over any served model, as raw tensors: send exactly one of "
                     "\"instances\" (row format) or \"inputs\" (columnar format); the answer mirrors it, "
@@ -87,13 +87,11 @@ def describe_predict(deployment: Deployment) -> Operation:
                     "when the model has several, the bare value when it has one. Values follow docs/api.md's tensor "
                     "value rules: numbers and booleans only ({\"b64\": ...} string tensors are refused: no model here "
                     "has a string input). Errors are TF Serving's {\"error\": \"<message>\"}.",
-        request={"application/json": body},
         parameters=_path_parameters(deployment),
         response={"oneOf": [spec.obj({"predictions": spec.array(value_or_named, minItems=1)}),
                             spec.obj({"outputs": value_or_named})]},
         errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "label_not_found", "unknown_signature", "missing_field", "invalid_field",
                 "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TENSOR_BATCH),
         tags=TAGS,
     )
 
