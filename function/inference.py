@@ -12,6 +12,7 @@ from typing import Any
 
 from function.cache.base import ResultStore
 from function.cache.keys import result_key
+from function.cache.tiered import lookup_by_tier
 from function.log import Timings
 from function.tasks.base import Result, Task
 
@@ -34,8 +35,10 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
     for index, key in enumerate(keys):
         first_index.setdefault(key, index)
     with timings.stage("cache"):
-        stored = store.get_many(list(first_index))
-    hits = {key: result for key, result in stored.items() if task.is_valid_result(result, options)}
+        by_tier = lookup_by_tier(store, list(first_index))
+    hits = {key: result for found in by_tier.values() for key, result in found.items()
+            if task.is_valid_result(result, options)}
+    hits_by_tier = {f"cache_hits_{tier}": sum(key in hits for key in found) for tier, found in by_tier.items()}
     missing = [key for key in first_index if key not in hits]
     fresh: dict[str, Result] = {}
     if missing:
@@ -43,7 +46,16 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
         fresh = dict(zip(missing, computed))
         with timings.stage("cache"):
             store.put_many(fresh, manifest.version)
+    results = [hits[key] if key in hits else fresh[key] for key in keys]
     if log_fields is not None:
-        log_fields.update(model=manifest.name, batch=len(keys), cache_hits=len(hits), cache_misses=len(missing))
-    return Prediction(results=[hits[key] if key in hits else fresh[key] for key in keys],
-                      cached=[key in hits for key in keys])
+        log_fields.update(model=manifest.name, model_version=manifest.version, batch=len(keys),
+                          cache_hits=len(hits), cache_misses=len(missing), **hits_by_tier, **tokens_of(results))
+    return Prediction(results=results, cached=[key in hits for key in keys])
+
+
+def tokens_of(results: list[Result]) -> dict:
+    """{"tokens": n} when every result says how many tokens its text ran (text models), else {}."""
+    counts = [result.get("tokens") if isinstance(result, dict) else None for result in results]
+    if counts and all(isinstance(count, int) and not isinstance(count, bool) for count in counts):
+        return {"tokens": sum(counts)}
+    return {}
