@@ -5,7 +5,8 @@ members and the `_aws` block that tells CloudWatch Logs which members are metric
 A metric's name is its member's name, so Logs Insights and CloudWatch Metrics speak of the same `total_ms`.
 
 Dimensions are a bounded set, all chosen by this code and never by a client: the route template (or "unknown"),
-the status class, the model and model version (only once a served model answered), the declared error code.
+the status class, the model and model version (only once a served model answered), the error code when
+function/errors.py declares it.
 docs/deploy.md "Metrics" lists every metric, its unit, its dimension sets, and what they cost.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import time
 
 from function.config import MetricsSettings
+from function.errors import ERROR_CODES
 
 COUNT, MILLISECONDS = "Count", "Milliseconds"
 # Members the log line may already hold, published as they are when present (ints).
@@ -67,8 +69,8 @@ def metric_fields(fields: dict, settings: MetricsSettings, now: float | None = N
         _directive(namespace, [["route", "status_class"]], ["requests", "total_ms"], values),
         _directive(namespace, [[]], list(SERVICE_METRICS), values),
     ]
-    error_code = _dimension(fields.get("error_code"))
-    if error_code:
+    error_code = fields.get("error_code")
+    if error_code in ERROR_CODES:  # the declared codes only: the dimension's values are a fixed set
         dimensions["error_code"] = error_code
         directives.append(_directive(namespace, [["route", "error_code"]], ["requests"], values))
     model, version = _dimension(fields.get("model")), _dimension(fields.get("model_version"))

@@ -7,12 +7,13 @@ from __future__ import annotations
 import io
 import json
 import logging
-import re
 
 import pytest
 
 from function.config import MetricsSettings
 from function.entry import handle_event
+from function.errors import ERROR_CODES
+from function.http_errors import status_of_kind
 from function.log import LOGGER_NAME, JsonLineFormatter
 from function.router import ROUTES
 from tests.support import emf
@@ -164,12 +165,9 @@ def mixed_requests() -> list[dict]:
     return events
 
 
-def declared_error_codes() -> set[str]:
-    """Every error code the function can answer with: the `"code"` strings its modules raise or declare."""
-    from pathlib import Path  # noqa: PLC0415
-
-    source = "\n".join(p.read_text() for p in (Path(__file__).parents[2] / "function").rglob("*.py"))
-    return set(re.findall(r'"([a-z]+(?:_[a-z0-9]+)+)"', source))
+def status_classes() -> set[str]:
+    """Every status class the function can answer with: 2xx, and the class of each declared error code's status."""
+    return {"2xx", *(f"{status_of_kind(entry.kind) // 100}xx" for entry in ERROR_CODES.values())}
 
 
 def test_dimension_cardinality_over_a_mixed_run_stays_under_the_documented_bound(metered, lines):
@@ -181,15 +179,19 @@ def test_dimension_cardinality_over_a_mixed_run_stays_under_the_documented_bound
     # docs/deploy.md: 16 M + 2 R C + R M + R E + 6 metrics, here with every count at its largest possible value.
     routes = len(ROUTES) + 3  # every template, "unknown", "warmup", "s3:upload"
     versions = len(DEMO_MODELS)  # one version each
-    classes = 5  # 1xx..5xx, never more
-    codes = len(declared_error_codes())
+    classes = len(status_classes())  # 2xx, 4xx, 5xx
+    codes = len(ERROR_CODES)  # the only values an error_code dimension takes (function/metrics.py)
     metric_bound = 16 * versions + 2 * routes * classes + routes * versions + routes * codes + 6
     set_bound = routes * classes + routes * codes + versions + routes * versions + 1
     assert len(series) <= metric_bound and len(dimension_sets) <= set_bound, (len(series), len(dimension_sets))
     values = {value for dimensions in dimension_sets for _, value in dimensions}
     assert not values & set(CLIENT_VALUES), values & set(CLIENT_VALUES)
-    assert {value for key, value in (kv for s in dimension_sets for kv in s) if key == "route"} <= {
-        *ROUTES, "unknown"}
-    assert {value for key, value in (kv for s in dimension_sets for kv in s) if key == "model"} <= set(DEMO_MODELS)
+
+    def taken(key: str) -> set[str]:
+        return {value for dimensions in dimension_sets for name, value in dimensions if name == key}
+
+    assert taken("route") <= {*ROUTES, "unknown"} and taken("model") <= set(DEMO_MODELS)
+    assert taken("error_code") <= set(ERROR_CODES) and taken("status_class") <= status_classes()
+    assert len(taken("error_code")) > 1 and {"2xx", "4xx"} <= taken("status_class")  # the run reaches them
     print(f"\n{len(documents)} requests: {len(series)} metrics, {len(dimension_sets)} dimension sets "
           f"(bounds {metric_bound}, {set_bound})")

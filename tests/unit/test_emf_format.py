@@ -79,7 +79,7 @@ def test_a_line_with_every_kind_of_field_is_valid_and_its_values_are_the_lines_o
 
 
 def test_values_a_client_could_choose_never_become_dimensions():
-    fields = {"route": "/v1/models/é\u2028", "status": 404, "error_code": " ", "model": "x" * 2000,
+    fields = {"route": "/v1/models/é\u2028", "status": 404, "error_code": "not_a_declared_code", "model": "x" * 2000,
               "model_version": "1", "timings_ms": {"total": 1.0}}
     document = emf.validate(json.dumps({**fields, **metric_fields(fields, MetricsSettings())}))
     assert {dict(p.dimensions).get("route") for p in emf.datapoints(document)} == {"unknown", None}
