@@ -11,10 +11,13 @@ docs/deploy.md "Metrics" lists every metric, its unit, its dimension sets, and w
 """
 from __future__ import annotations
 
+import json
 import time
+from functools import lru_cache
 
 from function.config import MetricsSettings
 from function.errors import ERROR_CODES
+from function.log import RawJson
 
 COUNT, MILLISECONDS = "Count", "Milliseconds"
 # Members the log line may already hold, published as they are when present (ints).
@@ -35,10 +38,31 @@ def _dimension(value: object) -> str | None:
     return None
 
 
-def _directive(namespace: str, dimension_sets: list[list[str]], names: list[str], values: dict) -> dict:
+def _directive(namespace: str, dimension_sets: list[list[str]], names: list[str], present: set[str]) -> dict:
     return {"Namespace": namespace, "Dimensions": dimension_sets,
             "Metrics": [{"Name": name, "Unit": MILLISECONDS if name.endswith("_ms") else COUNT}
-                        for name in names if name in values]}
+                        for name in names if name in present]}
+
+
+@lru_cache(maxsize=512)
+def _directives(namespace: str, stages: tuple[str, ...], counted: tuple[str, ...], error: bool, model: bool) -> str:
+    """The CloudWatchMetrics array as JSON, for one shape of line: its text depends on nothing else, so a warm
+    container serializes each shape once (stages, counts, error and model are bounded sets chosen by code)."""
+    present = {"requests", "cold_starts", "restores", "server_errors", *(f"{stage}_ms" for stage in stages), *counted}
+    if "total" in stages:
+        present.add("over_latency_target")
+    directives = [
+        _directive(namespace, [["route", "status_class"]], ["requests", "total_ms"], present),
+        _directive(namespace, [[]], list(SERVICE_METRICS), present),
+    ]
+    if error:
+        directives.append(_directive(namespace, [["route", "error_code"]], ["requests"], present))
+    if model:
+        per_version = ["requests", "server_errors", "over_latency_target",
+                       *(f"{stage}_ms" for stage in stages), *COUNTED_FIELDS]
+        directives.append(_directive(namespace, [["model", "model_version"]], per_version, present))
+        directives.append(_directive(namespace, [["route", "model", "model_version"]], ["total_ms"], present))
+    return json.dumps([d for d in directives if d["Metrics"]], separators=(",", ":"))
 
 
 def metric_fields(fields: dict, settings: MetricsSettings, now: float | None = None) -> dict:
@@ -46,6 +70,7 @@ def metric_fields(fields: dict, settings: MetricsSettings, now: float | None = N
 
     `fields` is the line as the service builds it: `route`, `status`, `cold_start` (True, False or "restore"),
     `timings_ms` (stage -> ms, with `total`), and when a model answered `model`, `model_version` and the counts.
+    The `_aws` member is already JSON (function.log.RawJson): the log line writes it as it is.
     """
     if not settings.enabled:
         return {}
@@ -57,29 +82,25 @@ def metric_fields(fields: dict, settings: MetricsSettings, now: float | None = N
         "cold_starts": int(bool(cold) and cold != "restore"),
         "restores": int(cold == "restore"),
         "server_errors": int(isinstance(status, int) and status >= 500),
-        **{f"{stage}_ms": ms for stage, ms in timings.items()},
-        **{name: fields[name] for name in COUNTED_FIELDS if isinstance(fields.get(name), int)},
     }
+    for stage, ms in timings.items():
+        values[stage + "_ms"] = ms
+    counted = tuple(name for name in COUNTED_FIELDS if type(fields.get(name)) is int)  # never a bool
+    for name in counted:
+        values[name] = fields[name]
     total = timings.get("total")
     if total is not None:
         values["over_latency_target"] = int(total > settings.latency_target_ms)
-    dimensions = {"route": _dimension(fields.get("route")) or "unknown", "status_class": _status_class(status)}
-    namespace = settings.namespace
-    directives = [
-        _directive(namespace, [["route", "status_class"]], ["requests", "total_ms"], values),
-        _directive(namespace, [[]], list(SERVICE_METRICS), values),
-    ]
+    values["route"] = _dimension(fields.get("route")) or "unknown"
+    values["status_class"] = _status_class(status)
     error_code = fields.get("error_code")
-    if error_code in ERROR_CODES:  # the declared codes only: the dimension's values are a fixed set
-        dimensions["error_code"] = error_code
-        directives.append(_directive(namespace, [["route", "error_code"]], ["requests"], values))
+    error = error_code in ERROR_CODES  # the declared codes only: the dimension's values are a fixed set
+    if error:
+        values["error_code"] = error_code
     model, version = _dimension(fields.get("model")), _dimension(fields.get("model_version"))
     if model and version:
-        dimensions.update(model=model, model_version=version)
-        per_version = ["requests", "server_errors", "over_latency_target",
-                       *(f"{stage}_ms" for stage in timings), *COUNTED_FIELDS]
-        directives.append(_directive(namespace, [["model", "model_version"]], per_version, values))
-        directives.append(_directive(namespace, [["route", "model", "model_version"]], ["total_ms"], values))
+        values["model"], values["model_version"] = model, version
+    directives = _directives(settings.namespace, tuple(timings), counted, error, bool(model and version))
     stamp = time.time() if now is None else now
-    return {**values, **dimensions,
-            "_aws": {"Timestamp": int(stamp * 1000), "CloudWatchMetrics": [d for d in directives if d["Metrics"]]}}
+    values["_aws"] = RawJson(f'{{"Timestamp":{int(stamp * 1000)},"CloudWatchMetrics":{directives}}}')
+    return values

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from function.config import MetricsSettings
+from function.log import json_line
 from function.metrics import metric_fields
 from tests.support import emf
 from tests.support.cloudformation import deployed
@@ -27,7 +28,7 @@ def published_by_the_function() -> set[tuple[str, tuple[str, ...]]]:
               "error_code": "internal_error", "batch": 1, "cache_hits": 0, "cache_misses": 1, "tokens": 3,
               "cache_hits_memory": 0, "cache_hits_shared": 0,
               "timings_ms": {"parse": 1.0, "cache": 1.0, "invoke": 1.0, "total": 3.0}}
-    document = emf.validate(json.dumps({**fields, **metric_fields(fields, MetricsSettings(namespace=NAMESPACE))}))
+    document = emf.validate(json_line({**fields, **metric_fields(fields, MetricsSettings(namespace=NAMESPACE))}))
     return {(p.name, tuple(k for k, _ in p.dimensions)) for p in emf.datapoints(document)}
 
 

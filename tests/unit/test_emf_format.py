@@ -7,6 +7,7 @@ import json
 import pytest
 
 from function.config import MetricsSettings
+from function.log import json_line
 from function.metrics import metric_fields
 from tests.support import emf
 
@@ -65,7 +66,7 @@ def test_a_line_with_every_kind_of_field_is_valid_and_its_values_are_the_lines_o
     fields = {"route": "/classify", "status": 503, "cold_start": "restore", "model": "digits", "model_version": "3",
               "error_code": "model_unavailable", "batch": 4, "cache_hits": 1, "cache_misses": 3, "tokens": 12,
               "timings_ms": {"parse": 0.5, "cache": 1.25, "invoke": 7.0, "total": 2500.0}}
-    document = emf.validate(json.dumps({**fields, **metric_fields(fields, MetricsSettings(namespace="Tests/x"))}))
+    document = emf.validate(json_line({**fields, **metric_fields(fields, MetricsSettings(namespace="Tests/x"))}))
     values = emf.metric_values(document)
     assert {name[:-3]: ms for name, ms in values.items() if name.endswith("_ms")} == fields["timings_ms"]
     assert values["requests"] == 1 and values["server_errors"] == 1 and values["over_latency_target"] == 1
@@ -81,7 +82,7 @@ def test_a_line_with_every_kind_of_field_is_valid_and_its_values_are_the_lines_o
 def test_values_a_client_could_choose_never_become_dimensions():
     fields = {"route": "/v1/models/é\u2028", "status": 404, "error_code": "not_a_declared_code", "model": "x" * 2000,
               "model_version": "1", "timings_ms": {"total": 1.0}}
-    document = emf.validate(json.dumps({**fields, **metric_fields(fields, MetricsSettings())}))
+    document = emf.validate(json_line({**fields, **metric_fields(fields, MetricsSettings())}))
     assert {dict(p.dimensions).get("route") for p in emf.datapoints(document)} == {"unknown", None}
     assert all("model" not in dict(p.dimensions) for p in emf.datapoints(document))
     assert all("error_code" not in dict(p.dimensions) for p in emf.datapoints(document))
