@@ -81,9 +81,15 @@ def measure(seconds: float) -> tuple[dict, list[str]]:
     return json.loads(out.read_text()), missing
 
 
+def added_ms(samples: dict) -> float:
+    """The median of the per-pair differences (on minus off): adjacent calls share the machine's load, so on a
+    busy machine this is steadier than the difference of the two p50s."""
+    return statistics.median(b - a for a, b in zip(samples["off_ms"], samples["on_ms"]))
+
+
 def overhead(samples: dict) -> float:
-    """p50 with metrics over p50 without, minus one."""
-    return percentile(samples["on_ms"], 0.5) / percentile(samples["off_ms"], 0.5) - 1
+    """What the block adds, as a share of the warm p50 without it."""
+    return added_ms(samples) / percentile(samples["off_ms"], 0.5)
 
 
 def run(context) -> SectionResult:
@@ -92,26 +98,31 @@ def run(context) -> SectionResult:
     rows = []
     for route, samples in results.items():
         off, on = samples["off_ms"], samples["on_ms"]
-        paired = statistics.median(b - a for a, b in zip(off, on)) * 1000
         rows.append([f"`{route}`", str(len(off)), f"{percentile(off, 0.5):.3f}", f"{percentile(on, 0.5):.3f}",
-                     f"**{overhead(samples):+.1%}**", f"{paired:+.0f} µs", f"{samples['writer_us']:.0f} µs",
+                     f"{percentile(on, 0.5) / percentile(off, 0.5) - 1:+.1%}", f"{added_ms(samples) * 1000:+.0f} µs",
+                     f"**{overhead(samples):+.1%}**", f"{samples['writer_us']:.0f} µs",
                      f"{samples['line_bytes']['off']:,} -> {samples['line_bytes']['on']:,}"])
     markdown = "\n".join([
         f"Warm requests in one process of the function's own venv (requirements.txt alone) and task root, result "
         "cache off: two Services over one model registry, `METRICS_ENABLED=false` and `=true`, called alternately "
         "(each pair swaps which goes first), for "
         f"{SECONDS_PER_ROUTE:.0f} s per route after 10 untimed pairs; the log lines go to stdout as in Lambda. "
-        "Nearest-rank p50 in ms; the ratio of the two p50s; the median of the per-pair differences; the writer "
-        "alone (`function.metrics.metric_fields` on the route's own log fields, mean of 2,000 calls); the log "
+        "Nearest-rank p50 in ms and the ratio of the two; the median of the per-pair differences (on minus off, "
+        "steadier than the p50s' difference when the machine is shared) and that as a share of the p50 without "
+        "metrics, which the target reads; the writer alone (`function.metrics.metric_fields` on the route's own log fields, mean of 2,000 calls); the log "
         "line's bytes without and with the block.",
         "",
-        table(["route", "pairs", "off p50 ms", "on p50 ms", "overhead (p50)", "added (paired median)",
+        table(["route", "pairs", "off p50 ms", "on p50 ms", "p50 ratio", "added (paired median)", "overhead",
                "writer alone", "line bytes"], rows),
     ])
     if missing:
         markdown += f"\n\nNot measured (their demo model is not built): {', '.join(missing)}."
-    worst_route, worst = max(((route, overhead(samples)) for route, samples in results.items()), key=lambda x: x[1])
-    verdicts = [verdict(worst <= TARGET_OVERHEAD,
-                        f"the metrics block adds at most {worst:+.1%} to a warm request's p50 ({worst_route}; "
-                        f"target <= {TARGET_OVERHEAD:.0%} on every route)")]
+    within = [route for route, samples in results.items() if overhead(samples) <= TARGET_OVERHEAD]
+    over = {route: samples for route, samples in results.items() if overhead(samples) > TARGET_OVERHEAD}
+    text = f"the metrics block adds <= {TARGET_OVERHEAD:.0%} to the warm p50 on {len(within)} of {len(results)} routes"
+    if over:
+        text += "; over on " + ", ".join(f"{route} ({overhead(samples):+.0%}, {added_ms(samples) * 1000:+.0f} µs on "
+                                         f"{percentile(samples['off_ms'], 0.5):.2f} ms)"
+                                         for route, samples in over.items())
+    verdicts = [verdict(not over, text)]
     return SectionResult(NUMBER, TITLE, markdown, verdicts, time.perf_counter() - started)
