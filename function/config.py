@@ -1,5 +1,5 @@
 """Every environment variable the function reads, in one place: their names (Env) and what they resolve to
-(ServiceSettings, CacheSettings, TaskLimits).
+(ServiceSettings, CacheSettings, MetricsSettings, TaskLimits).
 
 Resolution order everywhere: explicit argument, then environment variable, then the default documented here.
 """
@@ -48,6 +48,11 @@ class Env:
     PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
     SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function.devserver` sets it)
     LOG_LEVEL = "LOG_LEVEL"
+
+    # Metrics in the request's own log line (CloudWatch Embedded Metric Format; docs/deploy.md "Metrics").
+    METRICS_ENABLED = "METRICS_ENABLED"  # true | false
+    METRICS_NAMESPACE = "METRICS_NAMESPACE"
+    METRICS_LATENCY_TARGET_MS = "METRICS_LATENCY_TARGET_MS"  # over_latency_target counts requests slower than this
 
     # Set by Lambda (or by hand outside it) and read by function/aws/: the region, the execution role's
     # credentials, and the SDKs' standard endpoint overrides that point a client at a local server.
@@ -118,6 +123,38 @@ class CacheSettings:
         )
 
 
+# Metrics in the request's own log line (CloudWatch Embedded Metric Format; docs/deploy.md "Metrics").
+DEFAULT_METRICS_NAMESPACE = "lambda-tflite-serving"
+DEFAULT_METRICS_LATENCY_TARGET_MS = 2000.0
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    enabled: bool = True
+    namespace: str = DEFAULT_METRICS_NAMESPACE
+    latency_target_ms: float = DEFAULT_METRICS_LATENCY_TARGET_MS
+
+    @classmethod
+    def from_env(cls, environ: dict | None = None) -> "MetricsSettings":
+        enabled = (_env(Env.METRICS_ENABLED, environ) or "true").lower()
+        if enabled not in {"true", "false"}:
+            raise ValueError(f"{Env.METRICS_ENABLED} must be true or false, not {enabled!r}")
+        namespace = _env(Env.METRICS_NAMESPACE, environ) or DEFAULT_METRICS_NAMESPACE
+        # CloudWatch's own rule for a namespace: 1-255 ASCII characters, never starting with "AWS/".
+        if len(namespace) > 255 or not namespace.isascii() or namespace.startswith("AWS/"):
+            raise ValueError(f"{Env.METRICS_NAMESPACE} must be 1-255 ASCII characters not starting with AWS/, "
+                             f"not {namespace!r}")
+        raw_target = _env(Env.METRICS_LATENCY_TARGET_MS, environ)
+        try:
+            target = float(raw_target) if raw_target else DEFAULT_METRICS_LATENCY_TARGET_MS
+        except ValueError:
+            target = -1.0
+        if not 0 < target < float("inf"):
+            raise ValueError(f"{Env.METRICS_LATENCY_TARGET_MS} must be a positive number of milliseconds, "
+                             f"not {raw_target!r}")
+        return cls(enabled == "true", namespace, target)
+
+
 # Lambda's synchronous payload limit: a bigger request never reaches the function in AWS anyway.
 DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
 # 40 MP covers phone and camera photos; a bigger header is refused before a single pixel is decoded.
@@ -167,6 +204,7 @@ class ServiceSettings:
     preload_models: bool
     log_level: str
     serve_page: bool = False
+    metrics: MetricsSettings = MetricsSettings()
 
     def limit(self, variable: str) -> int:
         """The value in force of one of LIMIT_VARIABLES, named by its environment variable."""
@@ -233,6 +271,7 @@ class ServiceSettings:
             preload_models=preload == "all",
             log_level=(_env(Env.LOG_LEVEL, environ) or "INFO").upper(),
             serve_page=serve_page == "true",
+            metrics=MetricsSettings.from_env(environ),
         )
         values.update(overrides)
         return cls(**values)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from function.cache.base import ResultStore
 from function.cache.keys import result_key
+from function.cache.tiered import lookup_by_tier
 from function.errors import ModelUnavailable, ServingError
 from function.log import Timings
 from function.tasks.base import Result, Task
@@ -40,8 +41,10 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
     for index, key in enumerate(keys):
         first_index.setdefault(key, index)
     with timings.stage("cache"):
-        stored = store.get_many(list(first_index))
-    hits = {key: result for key, result in stored.items() if task.is_valid_result(result, options)}
+        by_tier = lookup_by_tier(store, list(first_index))
+    hits = {key: result for found in by_tier.values() for key, result in found.items()
+            if task.is_valid_result(result, options)}
+    hits_by_tier = {f"cache_hits_{tier}": sum(key in hits for key in found) for tier, found in by_tier.items()}
     missing = [key for key in first_index if key not in hits]
     fresh: dict[str, Result] = {}
     if missing:
@@ -49,11 +52,11 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
         fresh = dict(zip(missing, computed))
         with timings.stage("cache"):
             store.put_many(fresh, manifest.version)
+    results = [hits[key] if key in hits else fresh[key] for key in keys]
     if log_fields is not None:
         log_fields.update(model=manifest.name, model_version=manifest.version, batch=len(keys),
-                          cache_hits=len(hits), cache_misses=len(missing))
-    return Prediction(results=[hits[key] if key in hits else fresh[key] for key in keys],
-                      cached=[key in hits for key in keys], task=task)
+                          cache_hits=len(hits), cache_misses=len(missing), **hits_by_tier, **tokens_of(results))
+    return Prediction(results=results, cached=[key in hits for key in keys], task=task)
 
 
 def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, items: Sequence[Any], options: dict,
@@ -80,3 +83,11 @@ def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, it
                 log_fields["label_failed"] = {"label": label, "code": "internal_error"}
         log_fields["model_label"] = "stable"
     return cached_results(task, store, items, options, timings, log_fields)
+
+
+def tokens_of(results: list[Result]) -> dict:
+    """{"tokens": n} when every result says how many tokens its text ran (text models), else {}."""
+    counts = [result.get("tokens") if isinstance(result, dict) else None for result in results]
+    if counts and all(isinstance(count, int) and not isinstance(count, bool) for count in counts):
+        return {"tokens": sum(counts)}
+    return {}

@@ -52,13 +52,30 @@ def _text(value: object) -> str:
         return f"<unprintable {type(value).__name__}>"
 
 
+class RawJson(str):
+    """A value that is already JSON text (ASCII, one line), written into the line as it is: the metrics block
+    (function/metrics.py), serialized once per shape of line rather than once per line."""
+
+
+RAW_MEMBER = "_aws"  # the one member that may hold RawJson
+
+
 def json_line(fields: dict, ascii_only: bool = False) -> str:
     """`fields` as one line of JSON, safe to write to any stream (ascii_only for one that is not UTF-8)."""
+    raw = fields.get(RAW_MEMBER)
+    if type(raw) is RawJson:
+        fields = dict(fields)
+        del fields[RAW_MEMBER]
+    else:
+        raw = None
     try:
         text = json.dumps(fields, ensure_ascii=ascii_only, default=str, allow_nan=False)
     except Exception:  # noqa: BLE001  (a non-str key, NaN, a huge int, a cycle, a field whose __str__ raises)
         text = json.dumps(_plain(fields), ensure_ascii=ascii_only)
-    return UNSAFE_IN_A_LINE.sub(_escape, text)
+    text = UNSAFE_IN_A_LINE.sub(_escape, text)
+    if raw is not None:
+        text = f'{text[:-1]}{"," if fields else ""}"{RAW_MEMBER}":{raw}}}'
+    return text
 
 
 class JsonLineFormatter(logging.Formatter):

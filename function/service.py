@@ -19,6 +19,7 @@ from function.http_errors import error_response, internal_error_response
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
 from function.catalog.configured_source import open_model_source
+from function.metrics import metric_fields
 from function.responses import Response
 from function.router import match
 from function.routes.context import RouteContext
@@ -36,6 +37,11 @@ class Service:
         if settings.preload_models:
             self.registry.preload()
 
+    def first_call(self) -> bool:
+        """True once per container: for the first event's log line (`cold_start`), whatever its kind."""
+        cold, self._cold = self._cold, False
+        return cold
+
     def s3(self):
         """The S3 client of the S3 and SQS paths, made on first use (never on the API path)."""
         if self._s3 is None:
@@ -48,11 +54,13 @@ class Service:
         """Load every interpreter, infer nothing, so that the next real request in this container pays neither
         model loading nor first-call costs; the models served."""
         start = time.perf_counter()
-        cold, self._cold = self._cold, False
+        cold = self.first_call()
         self.registry.preload()
         models = sorted(self.registry.tasks)
         fields = {"lambda_request_id": lambda_request_id, "cold_start": cold, "models": models,
+                  "route": "warmup", "status": 200,
                   "timings_ms": {"total": round((time.perf_counter() - start) * 1000.0, 3)}}
+        fields.update(metric_fields(fields, self.settings.metrics))
         log.info("warmup", extra={"fields": fields})
         return models
 
@@ -60,7 +68,7 @@ class Service:
         start = time.perf_counter()
         found = match(request.path)
         ctx = RouteContext(request, self.settings, self.registry, self.store, Timings(), path_params=found.params)
-        cold, self._cold = self._cold, False
+        cold = self.first_call()
         error_code, failure = None, None
         try:
             response = found.route(request.method)(ctx)
@@ -84,6 +92,7 @@ class Service:
         }
         if error_code:
             fields["error_code"] = error_code
+        fields.update(metric_fields(fields, self.settings.metrics))  # the same line is the request's metrics
         # One line per request, always: a bug's traceback goes into that line, not a second one.
         log.log(logging.ERROR if failure else logging.INFO, "request", exc_info=failure, extra={"fields": fields})
         return response

@@ -29,12 +29,14 @@ from function.errors import ServingError, body_too_large
 from function.http_errors import api_error_body, status_of
 from function.inference import routed_results
 from function.log import Timings
+from function.metrics import metric_fields
 from function.responses import json_response
 from function.routes.classify import TASK, answer
 from function.service import Service
 from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
 
 log = logging.getLogger("function")
+UPLOAD_ROUTE = "s3:upload"  # the `route` of an upload's log line and metrics
 
 OWN_TAGS = ("label", "score", "model_version", "error")
 # What S3 accepts in a tag value (letters, digits, spaces, + - = . _ : / @), at most 256 characters.
@@ -88,6 +90,10 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
                 failed.append(upload.key)
             fields.update(bucket=upload.bucket, key=upload.key)
         fields["timings_ms"] = {**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)}
+        # As metrics: one route for every upload, and the status an HTTP client would have seen.
+        fields.update(route=UPLOAD_ROUTE, cold_start=service.first_call(),
+                      status=500 if outcome == "failed" else 400 if "error_code" in fields else 200)
+        fields.update(metric_fields(fields, service.settings.metrics))
         log.info("s3 upload", extra={"fields": {"outcome": outcome, **fields}})
         outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
                          **{k: fields[k] for k in ("error_code", "label") if k in fields}})

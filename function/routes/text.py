@@ -62,7 +62,8 @@ def tokenize(ctx: RouteContext) -> Response:
     encoder = task.encoder()
     with ctx.timings.stage("preprocess"):
         encoded = encoder.encode(texts)
-    ctx.log_fields.update(model=task.manifest.name, batch=len(texts))
+    ctx.log_fields.update(model=task.manifest.name, model_version=task.manifest.version, batch=len(texts),
+                          tokens=sum(len(e.ids) for e in encoded))
     return json_response(200, {
         "model": task.manifest.name,
         "max_length": encoder.max_length,

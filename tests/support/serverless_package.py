@@ -43,6 +43,9 @@ VARIANTS = {
                        "--param", "reservedConcurrency=2", "--param", "tableMaxUnits=100")),
     # Graviton: the function's architecture and the image it runs (test_deploy_config.py).
     "arm64": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "architecture=arm64")),
+    # Everything issue 24 adds switched on (docs/deploy.md "Metrics"): dashboard, metric alarms, tracing.
+    "observed": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "dashboard=true", "--param", "alarms=true",
+                         "--param", "tracing=true", "--param", "metricsNamespace=Inference/ci")),
     "prod": Variant(("--stage", "prod", "--region", "eu-west-1", "--param", "warmup=true",
                      "--param", "provisionedConcurrency=2"),
                     {"FUNCTION_IMAGE_URI": DIGEST_URI.format(region="eu-west-1")}),

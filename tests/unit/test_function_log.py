@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from function.log import UNSAFE_IN_A_LINE, JsonLineFormatter, Timings, json_line, writes_utf8
+from function.log import UNSAFE_IN_A_LINE, JsonLineFormatter, RawJson, Timings, json_line, writes_utf8
 
 
 def _line(record_fields: dict, exc_info=None) -> dict:
@@ -138,3 +138,14 @@ def test_json_line_keeps_readable_utf8_and_escapes_only_what_breaks_lines():
     line = json_line({"label": "café", "sep": "a\u2028b"})
     assert "café" in line and "\\u2028" in line and "\u2028" not in line
     assert json.loads(line) == {"label": "café", "sep": "a\u2028b"}
+
+
+def test_a_raw_json_metrics_block_is_written_as_json_and_a_plain_string_stays_a_string():
+    block = RawJson('{"Timestamp":1,"CloudWatchMetrics":[]}')
+    assert json.loads(json_line({"a": "b\u2028", "_aws": block})) == {
+        "a": "b\u2028", "_aws": {"Timestamp": 1, "CloudWatchMetrics": []}}
+    assert json.loads(json_line({"_aws": block})) == {"_aws": {"Timestamp": 1, "CloudWatchMetrics": []}}
+    assert json.loads(json_line({"_aws": '{"x": 1}'})) == {"_aws": '{"x": 1}'}  # a client's text is never raw
+    record = logging.LogRecord("function", logging.INFO, __file__, 1, "request", (), None)
+    record.fields = {"nan": float("nan"), "_aws": block}  # the fallback encoder keeps the block too
+    assert json.loads(JsonLineFormatter().format(record))["_aws"] == {"Timestamp": 1, "CloudWatchMetrics": []}
