@@ -23,7 +23,7 @@ from pathlib import Path
 
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
 from function.config import TaskLimits
-from function.errors import ModelUnavailable, refuse, wrong_task
+from function.errors import ModelUnavailable, quoted, refuse, wrong_task
 from function.model.files import ModelFilesError
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 from function.tasks import TASKS
@@ -186,9 +186,9 @@ class ModelRegistry:
         found = self.tasks.get(name)
         if found is None:
             if name in self.unservable:
-                raise refuse("model_unavailable", f"Model {name!r} cannot be served: "
+                raise refuse("model_unavailable", f"Model {quoted(name)} cannot be served: "
                              f"{self.unservable[name].reason}")
-            raise refuse("model_not_found", f"There is no model named {name!r}; available: "
+            raise refuse("model_not_found", f"There is no model named {quoted(name)}; available: "
                          f"{', '.join(sorted(self.tasks)) or 'none'}.", param="model")
         if task is not None and found.name != task:
             raise wrong_task(name, found.name, task)
@@ -201,7 +201,7 @@ class ModelRegistry:
             try:
                 view = TensorTask.view(self.task(name))
             except ManifestError as exc:  # a tensor the protocols cannot carry (e.g. a string input)
-                raise refuse("model_unavailable", f"Model {name!r} cannot be served as tensors: {exc}") \
+                raise refuse("model_unavailable", f"Model {quoted(name)} cannot be served as tensors: {exc}") \
                     from exc
             self._tensor_views[name] = view
         return view
