@@ -31,6 +31,7 @@ SECTIONS = {
     10: "bench.tensor_latency",
     11: "bench.events",
     12: "bench.image_layers",
+    13: "bench.s3_refresh",
     14: "bench.metrics_overhead",
 }
 RESULTS_DIR = BUILD_DIR / "results"

@@ -8,10 +8,26 @@ Every error code is declared once, in ERROR_CODES: the kind of error that carrie
 happens, which GET /openapi.json publishes. Code raises an error by its code alone, `raise refuse("invalid_field",
 "...", param="model")`; tests/unit/test_openapi_error_codes.py reads every raise in function/ and checks this table
 against them, both ways.
+
+A message that shows a value the client sent (a method, a path, a model name, a header) shows it through `quoted`
+alone: quoted, escaped to printable ASCII, at most MAX_QUOTED_CHARS characters.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+MAX_QUOTED_CHARS = 80
+
+
+def quoted(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
+    """A client's value as an error message may show it: a string quoted and escaped to printable ASCII (control
+    characters, newlines and non-ASCII become escapes), cut to `limit` characters with "..." after the quote when
+    longer; a number or a boolean as JSON would spell it; any other value by its JSON kind only."""
+    if isinstance(value, str):
+        return ascii(value[:limit]) + ("..." if len(value) > limit else "")
+    if value is None or isinstance(value, (bool, int, float)):
+        return ascii(value)[:limit]
+    return {dict: "an object", list: "a list"}.get(type(value), f"a {type(value).__name__}")
 
 
 class ServingError(Exception):
@@ -54,7 +70,9 @@ class RouteNotFound(ServingError):
 
 class MethodNotAllowed(ServingError):
     def __init__(self, method: str, path: str, allowed: list[str]):
-        super().__init__("method_not_allowed", f"{method} is not allowed on {path}; use {', '.join(allowed)}.")
+        # `path` is the route's template (ours); the method is the client's.
+        super().__init__("method_not_allowed", f"Method {quoted(method)} is not allowed on {path}; use "
+                         f"{', '.join(allowed)}.")
         self.allowed = allowed
 
 
@@ -151,7 +169,7 @@ def body_too_large(size: int, limit: int) -> ServingError:
 
 def wrong_task(name: str, does: str, wanted: str) -> ServingError:
     """A model asked for by name that does another task than the route needs (`wanted`)."""
-    return refuse("wrong_model_task", f"Model {name!r} does {does}, not {wanted}.", param="model")
+    return refuse("wrong_model_task", f"Model {quoted(name)} does {does}, not {wanted}.", param="model")
 
 
 def first_line(error: BaseException, limit: int = 200) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from function.errors import MethodNotAllowed, refuse
+from function.errors import MethodNotAllowed, quoted, refuse
 from function.http_errors import ErrorBody, api_error_body, message_error_body, openai_error_body
 from function.responses import Response
 from function.routes.context import RouteContext
@@ -124,7 +124,7 @@ class Match:
 
     def route(self, method: str) -> LazyRoute:
         if self.template is None:
-            raise refuse("route_not_found", f"There is no route {self.path}; GET /openapi.json lists every route.")
+            raise refuse("route_not_found", f"There is no route {quoted(self.path)}; GET /openapi.json lists every route.")
         methods = self.group.routes[self.template]
         if method not in methods:
             raise MethodNotAllowed(method, self.template, sorted(methods))

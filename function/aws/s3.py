@@ -141,6 +141,12 @@ class S3Client(AwsClient):
         self.max_attempts = max(1, max_attempts)
         self._sleep = sleep
 
+    def with_limits(self, *, connect_timeout: float, read_timeout: float, max_attempts: int) -> "S3Client":
+        """The same endpoint and credentials with other time limits, on its own connections: e.g. one attempt
+        and short waits for the calls a request may have to wait for."""
+        return S3Client(self.endpoint, self.region, self.credentials, connect_timeout=connect_timeout,
+                        read_timeout=read_timeout, max_attempts=max_attempts, sleep=self._sleep)
+
     # ---- the calls --------------------------------------------------------------------------------------------
 
     def get_object(self, bucket: str, key: str, *, if_none_match: str | None = None,

@@ -1,9 +1,11 @@
 """A published model's files, downloaded into its directory under /tmp on first use and verified before use.
 
 Each file streams into a hidden temporary name in the model directory while its sha256 is computed, and gets its
-real name (an atomic rename) only when the digest equals the manifest's. A file that differs is refused: the model
-answers 503 with the reason, and that version is not downloaded again (a newly published version is). A download
-cut short leaves nothing under a real name and is tried again by the next request. Before downloading, the free
+real name (an atomic rename) only when the digest equals the manifest's. A file that differs is refused, and that
+version is not downloaded again (a newly published version is): a version seen at start answers 503 with the
+reason, a version seen by a refresh is never installed (function/catalog/registry.py). A download cut short leaves
+nothing under a real name and is tried again later. A request waits for a download only with the source's short
+limits (one attempt, short waits: function/catalog/s3_source.py); the background refresh downloads patiently. Before downloading, the free
 space of the file system is checked against the sizes the index gives, after making room by deleting versions no
 longer published.
 """
@@ -54,7 +56,8 @@ class DownloadedFiles:
         self._refused: ModelFilesRefused | None = None
         self._lock = threading.Lock()
 
-    def ensure(self) -> None:
+    def ensure(self, client: S3Client | None = None) -> None:
+        """Every file present and verified; `client` in place of the request path's own (the refresh's)."""
         if self._ready:
             return
         with self._lock:
@@ -63,19 +66,19 @@ class DownloadedFiles:
             if self._refused is not None:
                 raise self._refused
             try:
-                self._fetch()
+                self._fetch(client or self.client)
             except ModelFilesRefused as refused:
                 self._refused = refused
                 raise
             self._ready = True
 
-    def _fetch(self) -> None:
+    def _fetch(self, client: S3Client) -> None:
         started = time.perf_counter()
         self.directory.mkdir(parents=True, exist_ok=True)
         # Files left by an earlier process in this sandbox count only if they still verify.
         missing = [name for name in sorted(self.digests) if not self._verified(self.directory / name)]
         self._check_space(sum(self.sizes.get(name, 0) for name in missing))
-        received = sum(self._download(name) for name in missing)
+        received = sum(self._download(name, client) for name in missing)
         log.info("model files ready", extra={"fields": {
             "model": self.model, "directory": str(self.directory), "downloaded_files": len(missing),
             "downloaded_bytes": received, "timings_ms": {"download": round((time.perf_counter() - started) * 1e3, 3)},
@@ -95,7 +98,7 @@ class DownloadedFiles:
                                   f"{self.directory.parent.parent} (keeping {SPARE_BYTES >> 20} MB spare): give the "
                                   "function more ephemeral storage")
 
-    def _download(self, name: str) -> int:
+    def _download(self, name: str, client: S3Client) -> int:
         final = self.directory / name
         partial = self.directory / f".{name}.{uuid.uuid4().hex}.partial"  # never a name the model reads
         where = f"s3://{self.bucket}/{self.key_prefix}{name}"
@@ -106,7 +109,7 @@ class DownloadedFiles:
                     digest.update(chunk)
                     out.write(chunk)
 
-                size = self.client.download(self.bucket, self.key_prefix + name, write)
+                size = client.download(self.bucket, self.key_prefix + name, write)
             if digest.hexdigest() != self.digests[name]:
                 raise ModelFilesRefused(f"{name} has sha256 {digest.hexdigest()[:16]}... ({size} bytes) but the "
                                         f"manifest says {self.digests[name][:16]}...: refused, publish the model "

@@ -3,21 +3,31 @@ served.
 
 Reading manifests and building tasks is cheap (no interpreter, no model file): it all happens at start, so a broken
 model is visible at once on GET /models and answers 503 naming its reason, instead of vanishing. Interpreters load
-(and a published model's files download) on first use, or all at once with `preload()`. A source that can change
-(S3 with MODEL_REFRESH_SECONDS) is polled by `refresh()`: a model whose version changed gets a new task, so its
-cache keys follow; the others keep their loaded interpreters. A model's labelled versions (an S3 index's canary)
-are tasks too, kept in its Rollout (function/catalog/rollout.py); `task(name)` is always the stable one.
+(and a published model's files download) on first use, or all at once with `preload()`.
+
+A source that can change (S3 with MODEL_REFRESH_SECONDS) is checked in the background: `refresh()`, called by
+every request, only starts a check when one is due and never waits for it. The check takes in a new listing
+version by version: a model whose version changed gets a new task, installed only once every file of the new
+version is downloaded, verified and loaded, so its cache keys follow; the others keep their loaded interpreters.
+Whatever is wrong with a new version (its manifest, a file's sha256, S3 going away midway), the version that was
+serving keeps serving, the reason is logged and GET /models shows it under that model's `refresh`; the next due
+check tries that listing again.
+A model's labelled versions (an S3 index's canary) are tasks too, kept in its Rollout (function/catalog/rollout.py);
+`task(name)` is always the stable one.
 """
 from __future__ import annotations
 
+import http.client
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from function.catalog.rollout import STABLE, Rollout
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
 from function.config import TaskLimits
-from function.errors import ModelUnavailable, refuse, wrong_task
+from function.errors import ModelUnavailable, quoted, refuse, wrong_task
+from function.model.files import ModelFilesError
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 from function.tasks import TASKS
 from function.tasks.base import Task
@@ -50,6 +60,11 @@ class ModelRegistry:
         self.unservable: dict[str, UnservableModel] = {}
         self.rollouts: dict[str, Rollout] = {}  # models with labelled versions beside the stable one
         self._tensor_views: dict[tuple[str, str], TensorTask] = {}  # (name, version) -> the version's tensor view
+        # Per model serving an older version than its source lists: {"version": listed, "problem": why not yet}.
+        self.pending: dict[str, dict] = {}
+        self._unsettled: list[ListedModel] | None = None  # a listing not wholly taken in: tried again when due
+        self._refresh_lock = threading.Lock()
+        self._refresher: threading.Thread | None = None
         self._install(self.source.models())
 
     @property
@@ -57,31 +72,31 @@ class ModelRegistry:
         return self.source.directory
 
     def _install(self, listing: list[ListedModel]) -> None:
+        """The listing at start: every model's task, built but not loaded."""
+        self._check_names(listing)
         tasks: dict[str, Task] = {}
         unservable: dict[str, UnservableModel] = {}
         rollouts: dict[str, Rollout] = {}
-        claimed: dict[str, Path] = {}
         for listed in listing:
-            if listed.name in claimed:
-                raise ModelDirectoryError(f"model directories {claimed[listed.name]} and {listed.directory} both "
-                                          f"serve a model named {listed.name!r}: rename one (the name comes from "
-                                          "its sidecar.json)")
-            claimed[listed.name] = listed.directory
-            entry = self._current_task(listed) or task_for(listed, self.limits)
+            entry = task_for(listed, self.limits)
             if isinstance(entry, UnservableModel):
                 log.error("model cannot be served", extra={"fields": {"model": listed.name, "problem": entry.reason}})
                 unservable[listed.name] = entry
             else:
                 tasks[listed.name] = entry
                 if listed.labelled:
-                    rollouts[listed.name] = self._rollout(entry, listed)
-        # Whole dictionaries swapped at once: a request in flight keeps the task it already holds.
-        self.tasks, self.unservable, self.rollouts, self._tensor_views = tasks, unservable, rollouts, {}
+                    rollouts[listed.name] = self._rollout(entry, listed, self._build_task)
+        self._swap(tasks, unservable, {}, rollouts)
 
-    def _rollout(self, stable: Task, listed: ListedModel) -> Rollout:
+    def _build_task(self, listed: ListedModel) -> Task | UnservableModel:
+        return self._current_task(listed) or task_for(listed, self.limits)
+
+    def _rollout(self, stable: Task, listed: ListedModel, task_of) -> Rollout:
+        """The model's labelled versions beside `stable`, each built by `task_of` (at start: built, loaded on
+        first use; at a refresh: downloaded and loaded first)."""
         labels: dict[str, Task | str] = {}
         for other in listed.labelled:
-            task = self._current_task(other.listed) or task_for(other.listed, self.limits)
+            task = task_of(other.listed)
             if isinstance(task, UnservableModel):
                 log.error("labelled model version cannot be served", extra={"fields": {
                     "model": listed.name, "label": other.label, "problem": task.reason}})
@@ -91,6 +106,14 @@ class ModelRegistry:
             labels[other.label] = task
         weights = {other.label: other.weight for other in listed.labelled if other.weight}
         return Rollout(listed.name, stable, labels, weights)
+
+    def _swap(self, tasks: dict[str, Task], unservable: dict[str, UnservableModel], pending: dict[str, dict],
+              rollouts: dict[str, Rollout]) -> None:
+        # Whole dictionaries swapped at once: a request in flight keeps the task it already holds.
+        self.tasks, self.unservable, self.pending, self.rollouts, self._tensor_views = \
+            tasks, unservable, pending, rollouts, {}
+        serving = [*tasks.values(), *(task for rollout in rollouts.values() for task in rollout.tasks())]
+        self.source.serving({task.manifest.directory for task in serving})
 
     def _current_task(self, listed: ListedModel) -> Task | None:
         """The task already serving this very version (its interpreter stays loaded), if any."""
@@ -105,13 +128,30 @@ class ModelRegistry:
         return None
 
     def refresh(self) -> None:
-        """Takes in the source's new listing, if it has one (a cheap no-op otherwise)."""
-        listing = self.source.poll()
+        """Called by every request: starts a check of the source in the background when one is due (a cheap no-op
+        otherwise). Never waits for S3: the request goes on with the models served now."""
+        if not self.source.due():
+            return
+        with self._refresh_lock:
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            self._refresher = threading.Thread(target=self.refresh_now, name="model-refresh", daemon=True)
+            self._refresher.start()
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Waits for a background check in progress (tests, benchmarks)."""
+        refresher = self._refresher
+        if refresher is not None:
+            refresher.join(timeout)
+
+    def refresh_now(self) -> None:
+        """One check, here and now: the source's new listing, or the last one not wholly taken in, when due."""
+        listing = self.source.poll() or self._unsettled
         if listing is None:
             return
         before = {name: task.manifest.version for name, task in self.tasks.items()}
         try:
-            self._install(listing)
+            self._take_in(listing)
         except ModelDirectoryError as exc:
             log.error("new model listing refused; serving the previous one", extra={"fields": {"problem": str(exc)}})
             return
@@ -122,6 +162,59 @@ class ModelRegistry:
         if changed:
             log.info("models changed", extra={"fields": {"source": self.source.description, "changes": changed}})
 
+    def _take_in(self, listing: list[ListedModel]) -> None:
+        """A refresh's listing, model by model: a new version replaces the one serving only once it is loaded."""
+        self._check_names(listing)
+        tasks: dict[str, Task] = {}
+        unservable: dict[str, UnservableModel] = {}
+        pending: dict[str, dict] = {}
+        rollouts: dict[str, Rollout] = {}
+        for listed in listing:
+            current = self.tasks.get(listed.name)
+            entry = self._current_task(listed) or self._loaded_task(listed)
+            if isinstance(entry, Task):
+                tasks[listed.name] = entry
+                if listed.labelled:
+                    rollouts[listed.name] = self._rollout(
+                        entry, listed, lambda other: self._current_task(other) or self._loaded_task(other))
+                continue
+            fields = {"model": listed.name, "version": listed_version(listed), "problem": entry.reason}
+            if current is None:
+                log.error("model cannot be served", extra={"fields": fields})
+                unservable[listed.name] = entry
+            else:
+                log.error("new model version refused; serving the current one",
+                          extra={"fields": {**fields, "serving": current.manifest.version}})
+                tasks[listed.name] = current
+                if listed.name in self.rollouts:
+                    rollouts[listed.name] = self.rollouts[listed.name]
+                pending[listed.name] = {"version": listed_version(listed), "problem": entry.reason}
+        self._unsettled = listing if pending or unservable else None
+        self._swap(tasks, unservable, pending, rollouts)
+
+    def _loaded_task(self, listed: ListedModel) -> Task | UnservableModel:
+        """The task of a version not served yet, with its files downloaded and verified and its parts loaded."""
+        entry = task_for(listed, self.limits)
+        if isinstance(entry, UnservableModel):
+            return entry
+        try:
+            self.source.prepare(listed)
+            entry.load()
+        except ModelUnavailable as exc:
+            return UnservableModel(listed.name, listed.directory, exc.message)
+        except (ModelFilesError, OSError, http.client.HTTPException) as exc:
+            return UnservableModel(listed.name, listed.directory, f"{type(exc).__name__}: {exc}")
+        return entry
+
+    def _check_names(self, listing: list[ListedModel]) -> None:
+        claimed: dict[str, Path] = {}
+        for listed in listing:
+            if listed.name in claimed:
+                raise ModelDirectoryError(f"model directories {claimed[listed.name]} and {listed.directory} both "
+                                          f"serve a model named {listed.name!r}: rename one (the name comes from "
+                                          "its sidecar.json)")
+            claimed[listed.name] = listed.directory
+
     @property
     def names(self) -> list[str]:
         return sorted({*self.tasks, *self.unservable})
@@ -131,9 +224,9 @@ class ModelRegistry:
         found = self.tasks.get(name)
         if found is None:
             if name in self.unservable:
-                raise refuse("model_unavailable", f"Model {name!r} cannot be served: "
+                raise refuse("model_unavailable", f"Model {quoted(name)} cannot be served: "
                              f"{self.unservable[name].reason}")
-            raise refuse("model_not_found", f"There is no model named {name!r}; available: "
+            raise refuse("model_not_found", f"There is no model named {quoted(name)}; available: "
                          f"{', '.join(sorted(self.tasks)) or 'none'}.", param="model")
         if task is not None and found.name != task:
             raise wrong_task(name, found.name, task)
@@ -175,7 +268,7 @@ class ModelRegistry:
             try:
                 view = TensorTask.view(task)
             except ManifestError as exc:  # a tensor the protocols cannot carry (e.g. a string input)
-                raise refuse("model_unavailable", f"Model {name!r} cannot be served as tensors: {exc}") \
+                raise refuse("model_unavailable", f"Model {quoted(name)} cannot be served as tensors: {exc}") \
                     from exc
             self._tensor_views[key] = view
         return view
@@ -197,6 +290,12 @@ class ModelRegistry:
                 task.load()
             except ModelUnavailable:
                 pass  # logged with its reason; the model answers 503 and the others still serve
+
+
+def listed_version(listed: ListedModel) -> str:
+    """The version a listing names: its manifest's, or its directory's name when the manifest cannot be read (a
+    published model's directory is named after its version)."""
+    return listed.manifest.version if isinstance(listed.manifest, Manifest) else listed.directory.name
 
 
 def task_for(listed: ListedModel, limits: TaskLimits) -> Task | UnservableModel:

@@ -2,7 +2,11 @@
 per model on first use (function/catalog/download.py), and a new version seen within MODEL_REFRESH_SECONDS.
 
 The listing at start is one GET of index.json, which holds every model's manifest. A refresh check is one GET of it
-with If-None-Match: S3 answers 304, with no body, as long as nothing was published.
+with If-None-Match: S3 answers 304, with no body, as long as nothing was published. The check runs in the
+background (function/catalog/registry.py), with one attempt and short waits (REQUEST_LIMITS): a hung S3 costs the
+check ~1 s and the next check waits a whole interval. A request that must download a model's files (its first use)
+waits with the same limits, so a hung S3 turns it into a 503 within ~1 s instead of 30 s; the refresh downloads a
+new version with the client's own patient limits.
 """
 from __future__ import annotations
 
@@ -23,13 +27,17 @@ from function.model.manifest import ManifestError, parse_manifest
 
 log = logging.getLogger("function")
 
+# What S3 may cost a request, or a refresh check: one attempt, a connect and each read waiting at most this long.
+REQUEST_LIMITS = {"connect_timeout": 1.0, "read_timeout": 1.0, "max_attempts": 1}
+
 
 class S3ModelSource(ModelSource):
     def __init__(self, bucket: str, prefix: str, client: S3Client, download_dir: Path, refresh_seconds: float = 0.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.bucket = bucket
         self.prefix = prefix
-        self.client = client
+        self.client = client  # the patient one: the listing at start, a new version's download by the refresh
+        self.request_client = client.with_limits(**REQUEST_LIMITS)
         self.directory = Path(download_dir)
         self.description = f"s3://{bucket}/{prefix}"
         self.refresh_seconds = refresh_seconds
@@ -38,6 +46,7 @@ class S3ModelSource(ModelSource):
         self._next_check = 0.0
         self._files: dict[tuple[str, str], DownloadedFiles] = {}  # kept across polls: a refusal stays remembered
         self._current: set[tuple[str, str]] = set()  # (name, version) of the last listing
+        self._serving: set[Path] = set()  # what the registry serves: kept, even when the listing names another
         self.checks = {"unchanged": 0, "changed": 0, "failed": 0}
 
     @classmethod
@@ -71,13 +80,16 @@ class S3ModelSource(ModelSource):
         self._etag = index.etag
         return self._listing(models)
 
+    def due(self) -> bool:
+        return self.refresh_seconds > 0 and self._clock() >= self._next_check
+
     def poll(self) -> list[ListedModel] | None:
-        if self.refresh_seconds <= 0 or self._clock() < self._next_check:
+        if not self.due():
             return None
         self._next_check = self._clock() + self.refresh_seconds
         where = f"s3://{self.bucket}/{self.index_key}"
         try:
-            index = self.client.get_object(self.bucket, self.index_key, if_none_match=self._etag)
+            index = self.request_client.get_object(self.bucket, self.index_key, if_none_match=self._etag)
             if index is None:
                 self.checks["unchanged"] += 1
                 return None
@@ -110,19 +122,32 @@ class S3ModelSource(ModelSource):
             manifest = parse_manifest(published.manifest, directory, where)
             if manifest.name != name:
                 raise ManifestError(f"{where}: the manifest names the model {manifest.name!r}")
+            if manifest.version != published.version:
+                raise ManifestError(f"{where}: the index says version {published.version[:16]}... but its "
+                                    f"manifest is version {manifest.version[:16]}...: publish the model again")
         except ManifestError as exc:
             return ListedModel(name, directory, exc)
         files = self._files.get((name, published.version))
         if files is None:
             files = self._files[(name, published.version)] = DownloadedFiles(
-                self.client, self.bucket, self.prefix + published.path, directory, manifest.files,
+                self.request_client, self.bucket, self.prefix + published.path, directory, manifest.files,
                 published.sizes, name, self._make_room)
         return ListedModel(name, directory, manifest, files)
 
+    def serving(self, directories: set[Path]) -> None:
+        self._serving = set(directories)
+
+    def prepare(self, listed: ListedModel) -> None:
+        if isinstance(listed.files, DownloadedFiles):
+            listed.files.ensure(self.client)
+        else:
+            listed.files.ensure()
+
     def _make_room(self) -> None:
-        """Deletes the downloaded versions no longer published (a model being served is never one of them)."""
+        """Deletes the downloaded versions neither published nor served."""
         for directory in sorted(self.directory.glob("*/*")):
-            if directory.is_dir() and (directory.parent.name, directory.name) not in self._current:
+            if directory.is_dir() and (directory.parent.name, directory.name) not in self._current \
+                    and directory not in self._serving:
                 shutil.rmtree(directory, ignore_errors=True)
                 self._files.pop((directory.parent.name, directory.name), None)
                 log.info("deleted an old model version", extra={"fields": {"directory": str(directory)}})

@@ -44,10 +44,23 @@ class ModelSource(ABC):
     def models(self) -> list[ListedModel]:
         """Every model, read now."""
 
+    def due(self) -> bool:
+        """Whether a refresh check is due now. A directory never changes under a running function (a new image or
+        EFS content comes with new containers): never."""
+        return False
+
     def poll(self) -> list[ListedModel] | None:
-        """A new listing if the models changed since the last one, else None. A directory never changes under a
-        running function (a new image or EFS content comes with new containers)."""
+        """A new listing if the models changed since the last one, else None (also when no check is due)."""
         return None
+
+    def serving(self, directories: set[Path]) -> None:
+        """The model directories the registry serves now (maybe older versions than the listing names): a source
+        that deletes old downloads keeps these."""
+
+    def prepare(self, listed: ListedModel) -> None:
+        """Make a listed model's files present off the request path (the refresh, before it installs a version):
+        as patiently as the source allows."""
+        listed.files.ensure()
 
 
 class ModelDirectory(ModelSource):

@@ -6,6 +6,7 @@ for are never read as another request. Development only, as all of function/devs
 """
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from function.responses import Response, json_response
 MAX_HEADERS = 100  # http.server's limit too
 RECEIVE_BYTES = 65536
 LINGER_SECONDS = 0.5  # after an error, how long unread request bytes are drained so the client sees the answer
+# RFC 9112's request line: method token, target, version. Without the version it is HTTP/0.9, which has no headers.
+REQUEST_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ \r\n]+ HTTP/[0-9]\.[0-9]\r?")
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ class HttpConnection:
             except h11.RemoteProtocolError as error:
                 raise self._framing_error(error) from None
             if event is h11.NEED_DATA:
+                if head is None:
+                    self._check_request_line()
                 deadline = self._receive(deadline)
             elif isinstance(event, h11.Request):
                 head = event
@@ -170,6 +175,15 @@ class HttpConnection:
         if "Content-Length" in text:
             return malformed("Content-Length must be one non-negative decimal number.")
         return malformed(f"The request is not valid HTTP/1.1 ({text}).")
+
+    def _check_request_line(self) -> None:
+        """A request line that has ended but is not one (`GET /health` without a version is HTTP/0.9) is refused
+        at once: h11 would wait for headers such a client never sends, and the client for an answer."""
+        pending = self.h11.trailing_data[0].lstrip(b"\r\n")  # RFC 9112 lets a server skip empty lines first
+        line, ended, _ = pending.partition(b"\n")
+        if ended and not REQUEST_LINE.fullmatch(line):
+            raise malformed("The request line must be `METHOD target HTTP/1.1` (a line without the version is "
+                            "HTTP/0.9, which is not served here).")
 
     def _check_head(self, request: h11.Request) -> None:
         if request.http_version not in (b"1.0", b"1.1"):

@@ -9,11 +9,19 @@ however often it is uploaded or the event retried. Outcomes:
 - classified: tags `label`, `score`, `model_version`; <RESULTS_PREFIX><key>.json holds the /classify answer;
 - refused (not an image, too large, no such model): tag `error` = the error code, the JSON holds the error body;
   not retried, since the same bytes would be refused again;
-- skipped: outside the rules, not an ObjectCreated event, or deleted before it was read.
+- skipped: outside the rules, not an ObjectCreated event, or deleted before it was read;
+- refused_by_s3: S3 refused one of the function's own calls for good (a 4xx other than throttling: AccessDenied,
+  NoSuchBucket, InvalidTag...): logged with S3's code, not retried, since the same call would be refused again.
 
-The uploader's own tags are kept. A transient failure (S3 5xx or throttling, the model unavailable, S3 refusing
-the function's own writes) raises once every record is done: Lambda retries the event, then sends it to the
-function's on-failure destination.
+Tags: the uploader's own tags are kept as they are; ours replace our earlier ones and are added, in the order
+label, score, model_version (or error alone), only while the object has room under S3's limit of MAX_TAGS tags:
+an object that already carries 8 user tags gets label and score, one with 10 gets none (the log line's
+`tags_left_out` names them; the JSON answer always holds everything). A refusal of the tags alone is noted in the
+log line (`tags_refused`) and the answer is still written. The tags are written before the JSON answer, so a
+transient failure retries both, and the JSON is written once, last.
+
+A transient failure (S3 5xx or throttling, a dropped connection, the model unavailable) raises once every record
+is done: Lambda retries the event, then sends it to the function's on-failure destination.
 """
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
 from function.aws.s3 import ObjectTooLarge, S3Error
-from function.errors import ServingError, body_too_large
+from function.errors import ServingError, body_too_large, quoted
 from function.http_errors import api_error_body, status_of
 from function.inference import routed_results
 from function.log import Timings
@@ -42,6 +50,9 @@ OWN_TAGS = ("label", "score", "model_version", "error")
 # What S3 accepts in a tag value (letters, digits, spaces, + - = . _ : / @), at most 256 characters.
 TAG_VALUE_REFUSED = re.compile(r"[^A-Za-z0-9 +\-=._:/@]")
 MAX_TAG_VALUE = 256
+MAX_TAGS = 10  # S3's limit per object
+# An S3 key is up to 1,024 bytes: enough of one, quoted, to find the object in an error message.
+MAX_WHERE_CHARS = 300
 
 
 class UploadsNotProcessed(RuntimeError):
@@ -84,7 +95,12 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
         else:
             try:
                 outcome = process(service, upload, timings, fields)
-            except (S3Error, OSError, http.client.HTTPException, ServingError) as exc:
+            except S3Error as exc:
+                fields["problem"] = f"{type(exc).__name__}: {exc}"
+                outcome = "failed" if exc.transient else "refused_by_s3"
+                if exc.transient:
+                    failed.append(upload.key)
+            except (OSError, http.client.HTTPException, ServingError) as exc:
                 outcome = "failed"
                 fields["problem"] = f"{type(exc).__name__}: {exc}"
                 failed.append(upload.key)
@@ -126,11 +142,11 @@ def process(service: Service, upload: Upload, timings: Timings, fields: dict) ->
             return "skipped"
         raise
     with timings.stage("write"):
+        tag(service.s3(), upload, result, fields)  # first: a retried event writes the JSON once, last
         response = json_response(result.status, result.payload)
         service.s3().put_object(settings.results_bucket or upload.bucket,
                                 settings.results_prefix + upload.key + ".json", response.body,
                                 response.headers["content-type"])
-        tag(service.s3(), upload, result, fields)
     return "classified" if result.status == 200 else "refused"
 
 
@@ -149,7 +165,7 @@ def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -
         tag_count = stored.tag_count
         name, _ = settings.default_model(TASK)
         task = service.registry.task(name, TASK)
-        image = ImageInput(stored.body, f"s3://{upload.bucket}/{upload.key}")
+        image = ImageInput(stored.body, quoted(f"s3://{upload.bucket}/{upload.key}", MAX_WHERE_CHARS))
         # The version an HTTP request with these bytes would get (a canary's share included): the same answer.
         prediction = routed_results(service.registry, task, service.store, [image], {"top_k": DEFAULT_TOP_K},
                                     timings, fields)
@@ -163,7 +179,8 @@ def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -
 
 
 def tag(s3, upload: Upload, result: Answer, fields: dict) -> None:
-    """Our tags replace our earlier ones (a re-upload may now fail, or succeed); the uploader's stay."""
+    """Our tags replace our earlier ones (a re-upload may now fail, or succeed); the uploader's stay, and ours
+    take only the room S3's limit leaves. S3 refusing them for good is noted, not raised."""
     if result.status == 200:
         prediction = result.payload["predictions"][0]
         ours = {"label": tag_value(prediction["label"]), "score": str(prediction["score"]),
@@ -174,4 +191,19 @@ def tag(s3, upload: Upload, result: Answer, fields: dict) -> None:
     # Reading the tags costs a request: only when the object has some (its GET said how many) or was not read.
     existing = s3.get_object_tagging(upload.bucket, upload.key) if result.tag_count != 0 else {}
     kept = {key: value for key, value in existing.items() if key not in OWN_TAGS}
-    s3.put_object_tagging(upload.bucket, upload.key, {**kept, **ours})
+    added, left_out = within_tag_limit(kept, ours)
+    if left_out:
+        fields["tags_left_out"] = left_out
+    try:
+        s3.put_object_tagging(upload.bucket, upload.key, {**kept, **added})
+    except S3Error as exc:
+        if exc.transient:
+            raise
+        fields["tags_refused"] = f"{exc.code}: {quoted(exc.message)}"
+
+
+def within_tag_limit(kept: dict[str, str], ours: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(our tags that fit beside the uploader's `kept` ones, in our order; the names of those that do not)."""
+    room = max(MAX_TAGS - len(kept), 0)
+    names = list(ours)
+    return {name: ours[name] for name in names[:room]}, names[room:]

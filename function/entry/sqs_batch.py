@@ -9,8 +9,16 @@ it. Then:
 - a 5xx (the model unavailable, a bug) or a failed write: reported in batchItemFailures, so SQS delivers that
   message again after its visibility timeout, and moves it to the dead-letter queue after maxReceiveCount.
 
+- a body that is not a JSON object (not JSON, a list, a string, a number, null, or no string at all) is refused
+  like any malformed request: its 400 answer is written and the message acknowledged;
+- a record that is not a message at all (not an object, or without a messageId that could name its answer: SQS's
+  are UUIDs, only a hand-made event holds another) is logged and dropped: it has no id to report, and Lambda takes a
+  failure with an empty or unknown itemIdentifier as the whole batch's;
+- a bug of ours on one message is logged with its traceback and reported for that message alone.
+
 The answer is Lambda's partial batch response, which the event source mapping reads when it has
-ReportBatchItemFailures (serverless.yml): only the listed messages are retried, never the whole batch.
+ReportBatchItemFailures (serverless.yml): only the listed messages are retried, never the whole batch, and no
+record makes the handler raise.
 """
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ import logging
 import re
 
 from function.aws.s3 import S3Error
-from function.errors import ServingError, refuse
+from function.errors import ServingError, quoted, refuse
 from function.events import Request
 from function.http_errors import error_response
 from function.responses import Response
@@ -36,9 +44,18 @@ MAX_ID_CHARS = 512
 
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     failures = []
-    for record in event["Records"]:
-        message_id = str(record.get("messageId", ""))
-        if not answer_message(service, record, message_id, lambda_request_id):
+    for position, record in enumerate(event["Records"]):
+        message_id = record.get("messageId") if isinstance(record, dict) else None
+        if not is_result_id(message_id):
+            log.error("sqs record dropped: not a message with a messageId", extra={"fields": {
+                "position": position, "record_type": type(record).__name__}})
+            continue
+        try:
+            answered = answer_message(service, record, message_id, lambda_request_id)
+        except Exception:  # noqa: BLE001  (a bug of ours: this message is retried, the others keep their outcome)
+            log.exception("sqs message failed", extra={"fields": {"message_id": message_id}})
+            answered = False
+        if not answered:
             failures.append({"itemIdentifier": message_id})
     return {"batchItemFailures": failures}
 
@@ -72,6 +89,11 @@ def write(service: Service, bucket: str, key: str, response: Response) -> None:
     service.s3().put_object(bucket, key, response.body, response.headers["content-type"])
 
 
+def is_result_id(value: object) -> bool:
+    """Whether `value` can name an answer's S3 key (an "id", or a messageId)."""
+    return isinstance(value, str) and len(value) <= MAX_ID_CHARS and RESULT_ID.fullmatch(value) is not None
+
+
 def request_of(body: object, message_id: str) -> tuple[Request, str]:
     """The HTTP request a message stands for, and the id its answer is stored under."""
     try:
@@ -82,13 +104,16 @@ def request_of(body: object, message_id: str) -> tuple[Request, str]:
         raise refuse("invalid_json", "The message body must be a JSON object with a \"route\".")
     route = message.pop("route", None)
     if route not in ROUTES:
-        raise refuse("invalid_route", f"'route' must be one of {', '.join(ROUTES)}, not {route!r}.",
+        raise refuse("invalid_route", f"'route' must be one of {', '.join(ROUTES)}, not {quoted(route)}.",
                      param="route")
     result_id = message.pop("id", message_id)
-    if not isinstance(result_id, str) or len(result_id) > MAX_ID_CHARS or not RESULT_ID.fullmatch(result_id):
+    if not is_result_id(result_id):
         raise refuse("invalid_id", "'id' must be up to 512 letters, digits or !_.*'()- characters, in "
                      "'/'-separated parts that are not '.' or '..'.", param="id")
     # ASCII JSON: a lone surrogate stays an escape, which the route refuses with its own 400.
-    body_bytes = json.dumps(message).encode("ascii")
+    try:
+        body_bytes = json.dumps(message).encode("ascii")
+    except RecursionError as exc:
+        raise refuse("invalid_json", "The message body nests too deeply.") from exc
     return Request("POST", route, {"content-type": "application/json"}, body_bytes, request_id=message_id,
                    event_format="sqs"), result_id

@@ -10,8 +10,10 @@ DEFAULT_KINDS = {"image": "image_classification", "text": "text_classification",
 
 def list_models(ctx: RouteContext) -> Response:
     registry = ctx.registry
-    models = [{**task.manifest.summary(), "available": True, "loaded": task.loaded}
-              for _, task in sorted(registry.tasks.items())]
+    # `refresh`: the newer version the source lists and why it is not served yet (the current one still is).
+    models = [{**task.manifest.summary(), "available": True, "loaded": task.loaded,
+               **({"refresh": registry.pending[name]} if name in registry.pending else {})}
+              for name, task in sorted(registry.tasks.items())]
     for model in models:  # a model published with labels (a canary): each label's version and weight
         if model["name"] in registry.rollouts:
             model["version_labels"] = registry.rollouts[model["name"]].summary()

@@ -6,7 +6,7 @@ import binascii
 import json
 import re
 
-from function.errors import body_too_large, first_line, refuse
+from function.errors import body_too_large, first_line, quoted, refuse
 from function.events import Request
 
 JSON_TYPES = ("application/json", "text/json")
@@ -54,7 +54,7 @@ def check_not_compressed(request: Request) -> None:
     """Compressed bodies (a client's gzip option) are refused by name rather than read as broken JSON."""
     encoding = request.headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity"):
-        raise refuse("unsupported_content_encoding", f"Content-Encoding {encoding!r} is not accepted; "
+        raise refuse("unsupported_content_encoding", f"Content-Encoding {quoted(encoding)} is not accepted; "
                      "send the body uncompressed.")
 
 

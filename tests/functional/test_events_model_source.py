@@ -1,7 +1,8 @@
 """Models served from S3 (MODEL_SOURCE=s3://bucket/prefix/), against moto's S3 over HTTP: published with
 `python -m convert publish`, they answer exactly like the same models from the image; a tampered file is refused and
-never served; a version published while the process is warm is served after MODEL_REFRESH_SECONDS, with cache keys
-that follow it, and checking for one costs a 304 and no download."""
+never served; a version published while the process is warm is served after MODEL_REFRESH_SECONDS (the check runs
+in the background: tests wait for it with `settle()`), with cache keys that follow it, and checking for one costs a
+304 and no download."""
 from __future__ import annotations
 
 import json
@@ -111,6 +112,8 @@ def test_a_version_published_while_warm_is_served_after_the_refresh_interval(buc
     assert source.checks == {"unchanged": 0, "changed": 0, "failed": 0}  # not due: not even a request
 
     clock.now += 1
+    call(service, "POST", "/classify", digit_image())  # due: starts the check, answered by whichever is served
+    s3_models.settle()
     after = call(service, "POST", "/classify", digit_image())[1]
     assert after["model_version"] == second
     assert after["predictions"][0]["cached"] is False  # a new cache key: never the old version's answer
@@ -118,6 +121,7 @@ def test_a_version_published_while_warm_is_served_after_the_refresh_interval(buc
 
     clock.now += REFRESH_SECONDS
     call(service, "POST", "/classify", digit_image())
+    s3_models.settle()
     assert source.checks == {"unchanged": 1, "changed": 1, "failed": 0}  # 304: nothing downloaded
     assert sorted(p.name for p in (tmp_path / "downloads" / "digits").iterdir()) == sorted([first, second])
 
@@ -128,7 +132,10 @@ def test_a_model_published_after_start_appears_on_refresh(bucket, registry, tmp_
     assert s3_models.names == []
     publish(registry.model_dir / "digits", f"s3://{bucket}/models/", client_from_environment())
     clock.now += REFRESH_SECONDS
-    status, _ = call(make_service(s3_models), "POST", "/classify", digit_image())
+    service = make_service(s3_models)
+    call(service, "GET", "/health")  # starts the check in the background
+    s3_models.settle()
+    status, _ = call(service, "POST", "/classify", digit_image())
     assert status == 200 and s3_models.names == ["digits"]
 
 

@@ -114,6 +114,11 @@ MALFORMED = {
     "a bad chunk size": (post(b"Transfer-Encoding: chunked\r\n", b"zz\r\nhello\r\n0\r\n\r\n"), 400,
                          "malformed_request"),
     "a bad request line": (b"HELLO\r\n\r\n", 400, "malformed_request"),
+    # HTTP/0.9 sends no headers and waits: answered at once, not after the request time-out (that would be 408).
+    "an HTTP/0.9 request line": (b"GET /health\r\n", 400, "malformed_request"),
+    "an HTTP/0.9 request line, LF only": (b"GET /health\n", 400, "malformed_request"),
+    "a request line without a version, after an empty line": (b"\r\nGET /\r\n", 400, "malformed_request"),
+    "a request line alone that is not one": (b"HELLO\r\n", 400, "malformed_request"),
     "a request line with a space in the target": (b"GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed_request"),
     "NUL in the target": (b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed_request"),
     "HTTP/1.1 without Host": (b"GET /health HTTP/1.1\r\n\r\n", 400, "malformed_request"),

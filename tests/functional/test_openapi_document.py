@@ -139,6 +139,8 @@ def test_the_document_follows_the_models_the_registry_serves_now(aws_environment
     publish(registry.model_dir / "digits", f"s3://{bucket}/models/", client_from_environment())
     assert document(service) == before  # not refreshed yet: the same listing, the same document
     clock.now += REFRESH_SECONDS
+    document(service)  # due: starts the check in the background
+    s3_models.settle()
     after = document(service)
     assert operation_of(after, "GET", "/v2/models/{name}")["parameters"][0]["schema"]["enum"] == ["digits"]
     classify = operation_of(after, "POST", "/classify")["requestBody"]["content"]["application/json"]["schema"]
