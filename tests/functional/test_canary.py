@@ -88,7 +88,10 @@ class Deployment:
         return body
 
     def next_refresh(self) -> None:
+        """The refresh interval passes; the check a request then starts in the background has finished."""
         self.clock.now += REFRESH_SECONDS
+        self.service.registry.refresh()
+        self.service.registry.settle(30)
 
 
 @pytest.fixture()
