@@ -141,7 +141,7 @@ def test_the_function_reads_only_the_input_prefix_and_writes_only_the_results_pr
     grants = [grant for name in ("BatchReadPolicy", "ResultsWritePolicy")
               for grant in statements(found[name]["Properties"]["PolicyDocument"], template)]
     assert sorted(grants, key=str) == sorted([
-        (("s3:GetObject",), "arn:aws:s3:::acme-photos/archive/2026/*", None),
+        (("s3:GetObject", "s3:GetObjectVersion"), "arn:aws:s3:::acme-photos/archive/2026/*", None),
         (("s3:ListBucket",), "arn:aws:s3:::acme-photos", PREFIX_ONLY),  # NoSuchKey for a missing item, not 403
         (("s3:PutObject",), "arn:aws:s3:::<ResultsBucket>/predictions/*", None),
     ], key=str)
