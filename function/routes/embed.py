@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from function.errors import refuse
-from function.inference import cached_results
+from function.inference import Prediction, cached_results
 from function.responses import Response, json_response
 from function.routes.context import RouteContext
 from function.routes.text import text_request
+from function.tasks.base import Task
 from function.tasks.text_embedding import output_vector
 
 TASK = "text_embedding"
@@ -18,8 +19,13 @@ def embed(ctx: RouteContext) -> Response:
         raise refuse("invalid_field", "'normalize' must be true or false.", param="normalize")
     task = ctx.task(body, TASK)
     prediction = cached_results(task, ctx.store, texts, {}, ctx.timings, ctx.log_fields)
+    return json_response(200, answer(task, prediction, normalize))
+
+
+def answer(task: Task, prediction: Prediction, normalize: bool) -> dict:
+    """The /embed answer, which a bulk run's result file holds too."""
     embeddings = [{"embedding": output_vector(result, normalize).tolist(), "tokens": result["tokens"],
                    "truncated": result["truncated"], "cached": cached}
                   for result, cached in zip(prediction.results, prediction.cached)]
-    return json_response(200, {"model": task.manifest.name, "model_version": task.manifest.version,
-                               "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings})
+    return {"model": task.manifest.name, "model_version": task.manifest.version,
+            "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings}
