@@ -31,6 +31,7 @@ SECTIONS = {
     10: "bench.tensor_latency",
     11: "bench.events",
     12: "bench.image_layers",
+    13: "bench.bulk",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 
