@@ -76,6 +76,10 @@ class MethodNotAllowed(ServingError):
         self.allowed = allowed
 
 
+class ObjectNotFound(ServingError):
+    """A bulk run's item names an S3 object (or version) that does not exist."""
+
+
 class UnsupportedEvent(ServingError):
     """The Lambda event is not one this function understands."""
 
@@ -128,6 +132,15 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                "/embed (docs/events.md); never seen over HTTP"),
     "invalid_id": ErrorCode(InvalidInput, "an SQS message whose \"id\" cannot name its answer's S3 key "
                             "(docs/events.md); never seen over HTTP"),
+    # Bulk runs (Step Functions Distributed Map, S3 Batch Operations: docs/events.md); never seen over HTTP.
+    "object_not_found": ErrorCode(ObjectNotFound, "a bulk run's item names an S3 object, or a version of one, "
+                                  "that does not exist"),
+    "object_unreadable": ErrorCode(InvalidInput, "S3 refused to read a bulk run's object (AccessDenied: outside "
+                                   "the bucket and prefix the function may read)"),
+    "unreadable_text": ErrorCode(UnsupportedMedia, "a bulk run's object for a text task is not UTF-8 text"),
+    "invalid_item": ErrorCode(InvalidInput, "a bulk run's item names no object (Key or s3Key) and carries no "
+                              "text, a text for an image task, an id that cannot name a result key, or an "
+                              "object under the function's own results prefix"),
     # The tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2.
     "version_not_found": ErrorCode(ModelNotFound, "the model exists but not in that version: it serves its "
                                    "stable version and its labelled ones (GET /v1/models/{name} lists them)"),

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from function.errors import (InvalidInput, MethodNotAllowed, ModelNotFound, ModelUnavailable, PayloadTooLarge,
-                             RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia, WrongTask, refuse)
+from function.errors import (InvalidInput, MethodNotAllowed, ModelNotFound, ModelUnavailable, ObjectNotFound,
+                             PayloadTooLarge, RouteNotFound, ServingError, UnsupportedEvent, UnsupportedMedia,
+                             WrongTask, refuse)
 from function.responses import Response, json_response
 
 STATUS: dict[type[ServingError], int] = {
@@ -18,6 +19,7 @@ STATUS: dict[type[ServingError], int] = {
     UnsupportedEvent: 400,
     ModelNotFound: 404,
     RouteNotFound: 404,
+    ObjectNotFound: 404,
     MethodNotAllowed: 405,
     PayloadTooLarge: 413,
     UnsupportedMedia: 415,

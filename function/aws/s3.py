@@ -150,11 +150,12 @@ class S3Client(AwsClient):
     # ---- the calls --------------------------------------------------------------------------------------------
 
     def get_object(self, bucket: str, key: str, *, if_none_match: str | None = None,
-                   max_bytes: int | None = None) -> S3Object | None:
-        """The object, or None when `if_none_match` is its ETag (304: nothing was downloaded). Raises
-        ObjectTooLarge, before reading any of it, when it is bigger than `max_bytes`."""
+                   max_bytes: int | None = None, version_id: str | None = None) -> S3Object | None:
+        """The object (its version `version_id` when given), or None when `if_none_match` is its ETag (304: nothing
+        was downloaded). Raises ObjectTooLarge, before reading any of it, when it is bigger than `max_bytes`."""
         headers = {"If-None-Match": if_none_match} if if_none_match else {}
-        with self._open("GET", bucket, key, headers=headers) as response:
+        query = {"versionId": version_id} if version_id else None
+        with self._open("GET", bucket, key, headers=headers, query=query) as response:
             if response.status == 304:
                 response.read()
                 return None

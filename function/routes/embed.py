@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from function.errors import refuse
+from function.inference import Prediction
 from function.responses import Response, json_response
 from function.routes.context import RouteContext
 from function.routes.text import text_request
@@ -17,9 +18,14 @@ def embed(ctx: RouteContext) -> Response:
         raise refuse("invalid_field", "'normalize' must be true or false.", param="normalize")
     task = ctx.task(body, TASK)
     prediction = ctx.predict(task, texts, {})
+    return json_response(200, answer(prediction, normalize))
+
+
+def answer(prediction: Prediction, normalize: bool) -> dict:
+    """The /embed answer, which a bulk run's result file holds too; the version that answered says so."""
     embeddings = [{"embedding": output_vector(result, normalize).tolist(), "tokens": result["tokens"],
                    "truncated": result["truncated"], "cached": cached}
                   for result, cached in zip(prediction.results, prediction.cached)]
-    manifest = prediction.task.manifest
-    return json_response(200, {"model": manifest.name, "model_version": manifest.version,
-                               "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings})
+    task = prediction.task
+    return {"model": task.manifest.name, "model_version": task.manifest.version,
+            "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings}

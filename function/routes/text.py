@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from function.errors import refuse
+from function.inference import Prediction
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
@@ -29,14 +30,19 @@ def checked_texts(ctx: RouteContext, texts: list[str], names: list[str], param: 
     """Every text non-empty, valid Unicode and within the length limit; `names` say where each came from and
     `param` is the request field that holds them (OpenAI's error shape reports it)."""
     for text, name in zip(texts, names):
-        if not text.strip():
-            raise refuse("empty_text", f"{name} is empty; send some text.", param=param)
-        if not _is_unicode(text):
-            raise refuse("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
-        if len(text) > ctx.settings.max_text_chars:
-            raise refuse("text_too_large", f"{name} has {len(text)} characters; the limit is "
-                         f"{ctx.settings.max_text_chars}.", param=param)
+        check_text(text, name, ctx.settings.max_text_chars, param)
     return texts
+
+
+def check_text(text: str, name: str, max_chars: int, param: str | None = None) -> None:
+    """One text non-empty, valid Unicode and within `max_chars` (bulk runs check each of their texts alone)."""
+    if not text.strip():
+        raise refuse("empty_text", f"{name} is empty; send some text.", param=param)
+    if not _is_unicode(text):
+        raise refuse("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
+    if len(text) > max_chars:
+        raise refuse("text_too_large", f"{name} has {len(text)} characters; the limit is {max_chars}.",
+                     param=param)
 
 
 def text_request(ctx: RouteContext) -> tuple[dict, list[str]]:
@@ -50,9 +56,13 @@ def sentiment(ctx: RouteContext) -> Response:
     body, texts = text_request(ctx)
     task = ctx.task(body, TASK)
     prediction = ctx.predict(task, texts, {})
+    return json_response(200, answer(prediction))
+
+
+def answer(prediction: Prediction) -> dict:
+    """The /sentiment answer, which a bulk run's result file holds too; the version that answered says so."""
     manifest = prediction.task.manifest
-    return json_response(200, {"model": manifest.name, "model_version": manifest.version,
-                               "predictions": prediction.with_cached_flags()})
+    return {"model": manifest.name, "model_version": manifest.version, "predictions": prediction.with_cached_flags()}
 
 
 def tokenize(ctx: RouteContext) -> Response:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 
@@ -68,7 +69,7 @@ def role_statements(template: dict) -> list[dict]:
 
 
 def test_iam_grants_exactly_the_cache_calls_on_the_table_and_logging_on_the_own_log_group(template, function):
-    role_name, role = only_named(resources_of_type(template, "AWS::IAM::Role"))
+    role_name, role = only_named(resources_of_type(deployed(template), "AWS::IAM::Role"))
     table_name, _ = only_named(resources_of_type(template, "AWS::DynamoDB::Table"))
     log_group_name = function["DependsOn"][0]
     assert template["Resources"][log_group_name]["Properties"]["LogGroupName"] == "/aws/lambda/" + (
@@ -179,6 +180,7 @@ def test_config_validation_rejects_a_typo(osls, tmp_path):
     text = (REPO_ROOT / "serverless.yml").read_text()
     assert "  memorySize: ${param:memorySize}" in text
     (service / "serverless.yml").write_text(text.replace("  memorySize: ${param:memorySize}", "  memorySise: 1769"))
+    shutil.copytree(REPO_ROOT / "deploy", service / "deploy")  # the state machine's definition, read by ${file()}
     done = osls.package(tmp_path / "package", *DEFAULT_IMAGE, service_dir=service)
     assert done.returncode != 0
     assert "memorySise" in done.stdout + done.stderr
