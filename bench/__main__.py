@@ -33,6 +33,7 @@ SECTIONS = {
     12: "bench.image_layers",
     13: "bench.s3_refresh",
     14: "bench.metrics_overhead",
+    15: "bench.first_invoke",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 
