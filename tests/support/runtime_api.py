@@ -13,13 +13,13 @@ recorded under its pid. A copy that has had all its events waits in invocation/n
 from __future__ import annotations
 
 import json
-import os
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+
+from tests.support.sockets import peer_pid
 
 PREFIX = "/2018-06-01/runtime"
 
@@ -32,28 +32,6 @@ class Copy:
     restored: bool = False
     handed: list[str] = field(default_factory=list)  # request ids, in order
     answers: dict[str, object] = field(default_factory=dict)  # request id -> the decoded response (or error)
-
-
-def peer_pid(client_port: int, server_port: int, pids: list[int]) -> int | None:
-    """The process among `pids` that holds the loopback TCP connection from `client_port` to `server_port`."""
-    inode = None
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        local, remote = fields[1], fields[2]
-        if int(local.split(":")[1], 16) == client_port and int(remote.split(":")[1], 16) == server_port:
-            inode = fields[9]
-            break
-    if inode is None:
-        return None
-    wanted = f"socket:[{inode}]"
-    for pid in pids:
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == wanted:
-                    return pid
-        except OSError:
-            continue
-    return None
 
 
 class RuntimeApiStandIn:
