@@ -1,8 +1,8 @@
 """Section 15: what the first invoke of each model pays beyond a warm one, and what the SnapStart warm-up moves.
 
-Per model, in a fresh process of the Lambda runtime's Python (the pruned venv): the interpreter's creation (the first in a process includes importing LiteRT), its
-first call (tensor allocation and XNNPACK's weight packing happen there) and the median of warm calls, with the
-zero inputs ModelRunner.warm_up sends. With SnapStart the before-snapshot hook makes that first call
+Per model, in a fresh process of the Lambda runtime's Python (the pruned venv): the interpreter's creation
+(importing LiteRT included), its first call (tensor allocation and XNNPACK's weight packing happen there) and the
+median of warm calls, with the zero inputs ModelRunner.warm_up sends. With SnapStart the before-snapshot hook makes that first call
 (function/snapstart.py), so a restored copy's first request pays the warm figure. ai_edge_litert 2.3's Interpreter
 takes no XNNPACK weight-cache file (only its CompiledModel API's CpuOptions does): nothing else is cut here.
 """
@@ -50,7 +50,7 @@ def run(context=None) -> SectionResult:
         m = measure(model)
         rows.append([model, f"{m['create']:.1f}", f"{m['first']:.1f}", f"{m['warm']:.2f}",
                      f"{m['first'] - m['warm']:.1f}", f"{m['create'] + m['first']:.1f}", f"{m['warm']:.2f}"])
-    markdown = (__doc__.split("\n\n", 1)[1] + "\n\nMedian of {RUNS} fresh processes, ms. *Before*: a cold "
+    markdown = (__doc__.split("\n\n", 1)[1].strip() + "\n\nMedian of {RUNS} fresh processes, ms. *Before*: a cold "
                 "container's first request pays creation + first call; *after* (SnapStart, the warm-up in the "
                 "before-snapshot hook): the warm call.\n\n").replace("{RUNS}", str(RUNS)) + table(
         ["model", "interpreter created", "first call", "warm call", "first call beyond warm",
