@@ -28,6 +28,8 @@ def test_the_param_publishes_a_version_with_snapstart_and_its_alias(packages):
     assert alias_id == ALIAS
     assert alias["Properties"]["Name"] == "snapstart"
     assert alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
+    # Replaced, not retained, on the next deploy: one snapshot cached (and paid for) at a time (docs/deploy.md).
+    assert "DeletionPolicy" not in template["Resources"][version_id]
 
 
 def test_every_caller_invokes_the_alias_never_latest(packages):
