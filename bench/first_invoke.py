@@ -2,9 +2,10 @@
 
 Per model, in a fresh process of the Lambda runtime's Python (the pruned venv): the interpreter's creation
 (importing LiteRT included), its first call (tensor allocation and XNNPACK's weight packing happen there) and the
-median of warm calls, with the zero inputs ModelRunner.warm_up sends. With SnapStart the before-snapshot hook makes that first call
-(function/snapstart.py), so a restored copy's first request pays the warm figure. ai_edge_litert 2.3's Interpreter
-takes no XNNPACK weight-cache file (only its CompiledModel API's CpuOptions does): nothing else is cut here.
+median of warm calls, with the zero inputs ModelRunner.warm_up sends. With SnapStart the before-snapshot hook
+makes that first call (function/snapstart.py), so a restored copy's first request pays the warm figure.
+ai_edge_litert 2.3's Interpreter takes no XNNPACK weight-cache file (only its CompiledModel API's CpuOptions does):
+nothing else is cut here.
 """
 from __future__ import annotations
 
