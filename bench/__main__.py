@@ -34,6 +34,7 @@ SECTIONS = {
     13: "bench.s3_refresh",
     14: "bench.metrics_overhead",
     15: "bench.bulk",
+    16: "bench.first_invoke",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

@@ -2,12 +2,15 @@
 it and calls the container's Service, where the work lives (with the routes).
 
 Everything here runs once per container (the init phase): settings, logging, the result store and the model
-manifests. Interpreters load on first use unless PRELOAD_MODELS=all (docs/api.md: lazy measured faster).
+manifests. Interpreters load on first use unless PRELOAD_MODELS=all (docs/api.md: lazy measured faster), or
+when Lambda initialises a SnapStart version: then every model loads before the snapshot (function/snapstart.py).
 """
 from __future__ import annotations
 
+import os
+
 from function.cache.factory import open_result_store
-from function.config import CacheSettings, ServiceSettings
+from function.config import CacheSettings, Env, ServiceSettings
 from function.entry import handle_event
 from function.log import configure
 from function.service import Service
@@ -16,6 +19,10 @@ SETTINGS = ServiceSettings.from_env()
 CACHE_SETTINGS = CacheSettings.from_env()
 configure(SETTINGS.log_level)
 SERVICE = Service(SETTINGS, open_result_store(CACHE_SETTINGS))
+if os.environ.get(Env.AWS_LAMBDA_INITIALIZATION_TYPE) == "snap-start":
+    from function.snapstart import register_hooks  # noqa: PLC0415  (only the snapshotted init pays the import)
+
+    register_hooks(SERVICE)
 
 
 def handler(event: dict, context: object) -> dict:

@@ -57,6 +57,8 @@ class Env:
     # Set by Lambda (or by hand outside it) and read by function/aws/: the region, the execution role's
     # credentials, and the SDKs' standard endpoint overrides that point a client at a local server.
     LAMBDA_TASK_ROOT = "LAMBDA_TASK_ROOT"  # set only inside Lambda: where the code is (read-only)
+    # "snap-start" when Lambda initialises a version to snapshot it (function/snapstart.py), else on-demand etc.
+    AWS_LAMBDA_INITIALIZATION_TYPE = "AWS_LAMBDA_INITIALIZATION_TYPE"
     AWS_REGION = "AWS_REGION"
     AWS_DEFAULT_REGION = "AWS_DEFAULT_REGION"
     AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"

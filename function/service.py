@@ -38,7 +38,8 @@ class Service:
             self.registry.preload()
 
     def first_call(self) -> bool:
-        """True once per container: for the first event's log line (`cold_start`), whatever its kind."""
+        """True once per container ("restore" after a SnapStart restore): for the first event's log line
+        (`cold_start`), whatever its kind."""
         cold, self._cold = self._cold, False
         return cold
 
@@ -49,6 +50,22 @@ class Service:
 
             self._s3 = client_from_environment()
         return self._s3
+
+    def close_connections(self) -> None:
+        """Closes every socket and file this container holds open (the result store's, the model source's, S3's),
+        before a SnapStart snapshot; each opens again on its next use, with the credentials read again."""
+        self.registry.settle()  # a background model check's connections are its thread's: let it end first
+        self.store.close()
+        self.registry.source.close()
+        s3, self._s3 = self._s3, None
+        if s3 is not None:
+            s3.close()
+
+    def restored(self) -> None:
+        """After a SnapStart restore: the next request's log line says so, and long-lived clients re-read the
+        credentials of the restored environment."""
+        self._cold = "restore"
+        self.registry.source.renew_credentials()
 
     def warm_up(self, lambda_request_id: str = "") -> list[str]:
         """Load every interpreter, infer nothing, so that the next real request in this container pays neither

@@ -38,3 +38,7 @@ class AwsClient:
     def close(self) -> None:
         """Drops this thread's connections; the next call opens new ones."""
         self.transport.close()
+
+    def renew_credentials(self, environ: Mapping[str, str] | None = None) -> None:
+        """Reads the credentials again (a SnapStart copy restored later must not sign with the snapshot's)."""
+        self.credentials = credentials_from_environment(environ)

@@ -30,6 +30,10 @@ class ResultStore(Protocol):
         """Store results under their keys; `model_version` (the model that computed them) is kept beside each for
         operators, never used for lookups. Never raises: a failing store only costs a recomputation."""
 
+    def close(self) -> None:
+        """Closes every connection and file the store holds (before a SnapStart snapshot: a restored copy must
+        not share them); the next call opens new ones."""
+
 
 def chunks(items: list, size: int) -> list[list]:
     """Consecutive slices of at most `size` items: the batch limits of DynamoDB and SQLite queries."""
@@ -57,6 +61,9 @@ class NullResultStore:
         return {}
 
     def put_many(self, results: Mapping[str, Result], model_version: str = "") -> None:
+        return None
+
+    def close(self) -> None:
         return None
 
 
@@ -95,6 +102,9 @@ class BaseResultStore(ABC):
     def _delete_records(self, records: Mapping[str, Record]) -> None:
         """Forget these expired records, each only if it is still the one read. SQLite purges expired rows when it
         writes and DynamoDB deletes them by its TTL, so only the memory tier does anything here."""
+
+    def close(self) -> None:
+        """No connection to close, unless the backend says otherwise."""
 
     # ---- what the base class does for every backend ------------------------------------------------------------
 

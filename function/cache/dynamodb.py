@@ -80,6 +80,13 @@ class DynamoDBResultStore(BaseResultStore):
                     self._client = self._client_factory()
         return self._client
 
+    def close(self) -> None:
+        """Drops the client: the next call makes a new one, with new connections and the credentials read again."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def _fail(self, counter: str, operation: str, count: int, reason: str) -> None:
         """Every failed call ends here: counted, logged, and the table skipped for the cool-down."""
         self.stats.add(counter)

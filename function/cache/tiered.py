@@ -32,6 +32,9 @@ class TieredResultStore:
         self.memory.put_many(results)
         self.shared.put_many(results, model_version)
 
+    def close(self) -> None:
+        self.shared.close()
+
 
 def lookup_by_tier(store, keys: Sequence[str]) -> dict[str, dict[str, Result]]:
     """`store.get_many(keys)` split by the tier that answered: a lone store is the memory tier

@@ -55,6 +55,12 @@ class S3ModelSource(ModelSource):
         return cls(bucket, prefix, client_from_environment(), settings.model_download_dir,
                    settings.model_refresh_seconds)
 
+    def close(self) -> None:
+        self.client.close()
+
+    def renew_credentials(self) -> None:
+        self.client.renew_credentials()
+
     @property
     def index_key(self) -> str:
         return self.prefix + INDEX_FILE

@@ -49,6 +49,12 @@ class ModelSource(ABC):
         EFS content comes with new containers): never."""
         return False
 
+    def close(self) -> None:
+        """Drops any connection (before a SnapStart snapshot); the next call opens a new one."""
+
+    def renew_credentials(self) -> None:
+        """Reads any AWS credentials again (after a SnapStart restore)."""
+
     def poll(self) -> list[ListedModel] | None:
         """A new listing if the models changed since the last one, else None (also when no check is due)."""
         return None

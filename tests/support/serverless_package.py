@@ -46,6 +46,9 @@ VARIANTS = {
     # Everything issue 24 adds switched on (docs/deploy.md "Metrics"): dashboard, metric alarms, tracing.
     "observed": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "dashboard=true", "--param", "alarms=true",
                          "--param", "tracing=true", "--param", "metricsNamespace=Inference/ci")),
+    # SnapStart with every event source on: each must invoke the `snapstart` alias (test_deploy_snapstart.py).
+    "snapstart": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "snapStart=true", "--param", "warmup=true",
+                          "--param", "uploadsBucket=example-uploads", "--param", "queue=true")),
     "prod": Variant(("--stage", "prod", "--region", "eu-west-1", "--param", "warmup=true",
                      "--param", "provisionedConcurrency=2"),
                     {"FUNCTION_IMAGE_URI": DIGEST_URI.format(region="eu-west-1")}),
