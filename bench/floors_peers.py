@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import embeddings, inputs, lambda_runtimes, rss_stages
+from bench import embed_modes, embeddings, inputs, lambda_runtimes, rss_stages
 from bench.cold_start import first_answer
 from bench.compare_revisions import WarmWorker
 from bench.paths import BUILD_DIR
@@ -39,6 +39,7 @@ TINY_MODEL_MS = 0.1  # absolute warm overhead on the tabular model
 MIN_ROUNDS = 7
 BATCH = "/embed, 32 mixed-length sentences"  # warm only
 BATCH_REQUESTS, BATCH_WARMUP = 3, 2  # per round: a 32-sentence call takes ~1 s
+MODE_ROUNDS = 5  # fresh processes per minilm mode (bench/embed_modes.py)
 FUNCTION, FLOOR, ONNX, TORCH = "function", "floor", "ONNX Runtime", "sentence-transformers"
 
 
@@ -197,7 +198,8 @@ def measured_section(rounds: int, warm_requests: int) -> SectionResult:
     requests = max(10, warm_requests // rounds)
     warm_routes, samples = measure(rounds, requests)
     stages = rss_stages.measure()
-    markdown, verdicts = floors_peers_report.render(warm_routes, samples, rounds, requests, stages)
+    modes = embed_modes.measure(MODE_ROUNDS)
+    markdown, verdicts = floors_peers_report.render(warm_routes, samples, rounds, requests, stages, modes)
     (BUILD_DIR / "floors-peers.json").write_text(json.dumps(
         {name: {" | ".join(key) if isinstance(key, tuple) else key: value
                 for key, value in getattr(samples, name).items()}

@@ -16,7 +16,7 @@ def _median(samples: dict, key: tuple[str, str]) -> float | None:
     return summarize(values).median if values else None
 
 
-def _cell(samples: dict, key: tuple[str, str], digits: int) -> str:
+def _cell(samples: dict, key, digits: int) -> str:
     values = samples.get(key)
     if not values:
         return "-"
@@ -94,7 +94,7 @@ def _memory(samples: Samples, stages: list[tuple]) -> list[str]:
     rows = [[label, _cell(samples.rss_mb, ("/embed", label), 0)] for label in (FUNCTION, FLOOR, *PEERS)
             if samples.rss_mb.get(("/embed", label))]
     steps = [[step, f"{rss:.0f}", f"{anon:.0f}" if anon else "", f"{file:.0f}" if file else ""]
-             for step, rss, anon, file in stages]
+             for step, rss, anon, file, _ in stages]
     return ["Peak RSS of the runtime process after the cold /embed answer (VmHWM, MB, median (min-max)):", "",
             table(["stack", "peak RSS MB"], rows), "",
             "Where a minilm process's memory goes (`bench/rss_stages.py`: the floor's libraries in the Lambda venv, "
@@ -103,8 +103,24 @@ def _memory(samples: Samples, stages: list[tuple]) -> list[str]:
             table(["step", "RSS MB", "anonymous MB", "file-backed MB"], steps)]
 
 
+def _modes(modes: dict[str, dict[str, list[float]]]) -> list[str]:
+    rows = [[mode, f"{summarize(m['file_mb']).median:.0f}", _cell(m, "first_invoke_ms", 0),
+             _cell(m, "rss_after_first_mb", 0), _cell(m, "peak_mb", 0)] for mode, m in modes.items()]
+    served = next((mode for mode in modes if mode == _served_minilm_mode()), "?")
+    return [f"minilm in each mode it passes the gate in (`bench/embed_modes.py`: fresh processes of the Lambda venv, "
+            f"alternating, {len(next(iter(modes.values()))['peak_mb'])} each; served: **{served}**). The first "
+            "invoke is where XNNPACK packs the weights (a float16 file is widened to float32 first):", "",
+            table(["mode", "file MB", "first invoke ms", "RSS after it MB", "peak after 33 sentences MB"], rows)]
+
+
+def _served_minilm_mode() -> str | None:
+    from bench.conversion import served_mode  # noqa: PLC0415
+
+    return served_mode("minilm")
+
+
 def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
-           stages: list[tuple]) -> tuple[str, list[str]]:
+           stages: list[tuple], modes: dict[str, dict[str, list[float]]]) -> tuple[str, list[str]]:
     cold, cold_verdicts = _cold(routes, samples)
     warm, warm_verdicts = _warm(routes, samples)
     lines = [
@@ -132,6 +148,8 @@ def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
         *_answers(samples),
         "",
         *_memory(samples, stages),
+        "",
+        *_modes(modes),
     ]
     if samples.not_measured:
         lines += ["", "Not measured: " + "; ".join(f"{key}: `{why}`" for key, why in samples.not_measured.items())]

@@ -1,8 +1,9 @@
 """Where a minilm process's memory goes: resident memory after each step of loading and answering, in the Lambda venv.
 
-`measure()` runs this file as a script in the function's venv (the libraries alone, as the floor uses them) and
-returns [(step, VmRSS MB, anonymous MB, file-backed MB)]: the interpreter's own start, each library's import, the
-interpreter on the model file, the first invoke (XNNPACK packs the weights then), one long batch, and the peak.
+`measure(model_dir)` runs this file as a script in the function's venv (the libraries alone, as the floor uses them)
+and returns [(step, VmRSS MB, anonymous MB, file-backed MB, ms the step took)]: the interpreter's own start, each
+library's import, the interpreter on the model file, the first invoke (XNNPACK packs the weights then), one long
+batch, and the peak.
 File-backed pages are the mapped model and libraries (shared, reclaimable); anonymous ones are what the process
 built: packed weights, tensor arenas, heaps.
 """
@@ -24,12 +25,16 @@ def _status() -> dict[str, float]:
             for key in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
 
 
-def _steps(model_dir: Path, texts: list[str]) -> list[tuple[str, float, float, float]]:
+def _steps(model_dir: Path, texts: list[str]) -> list[tuple[str, float, float, float, float]]:
+    import time
+
     steps = []
+    last = [time.perf_counter()]
 
     def note(step: str) -> None:
-        status = _status()
-        steps.append((step, status["VmRSS"], status["RssAnon"], status["RssFile"]))
+        status, now = _status(), time.perf_counter()
+        steps.append((step, status["VmRSS"], status["RssAnon"], status["RssFile"], (now - last[0]) * 1000))
+        last[0] = time.perf_counter()
 
     note("Python started")
     import numpy as np
@@ -61,16 +66,16 @@ def _steps(model_dir: Path, texts: list[str]) -> list[tuple[str, float, float, f
     note("+ first invoke, 1 sentence")
     invoke(texts)
     note(f"+ {len(texts)} sentences in one batch")
-    steps.append(("peak (VmHWM)", _status()["VmHWM"], 0.0, 0.0))
+    steps.append(("peak (VmHWM)", _status()["VmHWM"], 0.0, 0.0, 0.0))
     return steps
 
 
-def measure() -> list[tuple[str, float, float, float]]:
+def measure(model_dir: Path | None = None) -> list[tuple[str, float, float, float, float]]:
     from bench import inputs, venvs  # noqa: PLC0415  (the driver side, in the dev venv)
     from bench.paths import MODELS_DIR  # noqa: PLC0415
 
     texts = [inputs.EMBED_SHORT_SENTENCE, *inputs.embed_batch_texts()]
-    done = subprocess.run([str(venvs.litert_venv().python), "-P", __file__, str(MODELS_DIR / STEPS_MODEL),
+    done = subprocess.run([str(venvs.litert_venv().python), "-P", __file__, str(model_dir or MODELS_DIR / STEPS_MODEL),
                            json.dumps(texts)], capture_output=True, text=True, check=True, timeout=300)
     return [tuple(row) for row in json.loads(done.stdout.strip().splitlines()[-1])]
 
