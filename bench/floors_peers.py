@@ -41,6 +41,9 @@ BATCH = "/embed, 32 mixed-length sentences"  # warm only
 BATCH_REQUESTS, BATCH_WARMUP = 3, 2  # per round: a 32-sentence call takes ~1 s
 MODE_ROUNDS = 5  # fresh processes per minilm mode (bench/embed_modes.py)
 FUNCTION, FLOOR, ONNX, TORCH = "function", "floor", "ONNX Runtime", "sentence-transformers"
+# The function's embedding routes again, in a process of their own like each peer's: paired with its floor, two
+# interpreters of one model take turns, and their weights (91 MB each) no longer stay in the CPU's cache.
+ALONE = "function, alone"
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,7 @@ def warm_function_round(plan: dict, samples: Samples, record: bool, tmp: Path) -
 def warm_peer_round(label: str, configuration, peer_routes: list[Route], plan: dict, samples: Samples,
                     record: bool) -> None:
     """One peer's routes on one model, in one fresh process of its own venv."""
-    stack = embeddings.Stack(label, configuration)
+    stack = embeddings.Stack(label, configuration, environment={"RESULTS_CACHE": "off"} if label == ALONE else {})
     embeddings.measure_warm(stack, {r.name: r.event for r in peer_routes},
                             {r.name: plan[r.name]["requests"] for r in peer_routes},
                             warmup={r.name: plan[r.name].get("warmup", 5) for r in peer_routes})
@@ -181,8 +184,11 @@ def measure(rounds: int, requests: int) -> tuple[list[Route], Samples]:
                 for label in stacks[route.name]:
                     if label not in (FUNCTION, FLOOR):
                         peers.setdefault((label, route.model), []).append(route)
+                if route.embeds:
+                    peers.setdefault((ALONE, route.model), []).append(route)
             for (label, model), peer_routes in peers.items():
-                warm_peer_round(label, stacks[peer_routes[0].name][label], peer_routes, plan, samples, record)
+                configuration = stacks[peer_routes[0].name][FUNCTION if label == ALONE else label]
+                warm_peer_round(label, configuration, peer_routes, plan, samples, record)
             print(f"==> [{time.strftime('%T')}] floors and peers: round {round_number}/{rounds} done", flush=True)
     return warm_routes, samples
 
