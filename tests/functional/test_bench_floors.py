@@ -11,6 +11,7 @@ import pytest
 from bench import floors_peers, onnx_export
 from bench.baselines import route_answers
 from bench.raw_pipeline import RawModel
+from function.entry import handle_event
 from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401  (fixtures)
 
 ROUTES = {route.name: route for route in [*floors_peers.routes(), floors_peers.batch_route()]}
@@ -22,7 +23,7 @@ def function_service(registry):  # noqa: F811  (the fixture imported above)
 
 
 def _bodies(service, route: floors_peers.Route, demo_models) -> tuple[dict, dict]:  # noqa: F811
-    answer = service.handle_event(route.event, None)
+    answer = handle_event(service, route.event, None)
     assert answer["statusCode"] == 200, answer["body"][:300]
     floor = route_answers.answer(RawModel(demo_models / route.model), route.event)
     return json.loads(answer["body"]), json.loads(floor["body"])
