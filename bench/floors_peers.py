@@ -1,4 +1,4 @@
-"""Section 15: every route against its floor and its peers, cold and warm, interleaved in one run (issue 25).
+"""Section 17: every route against its floor and its peers, cold and warm, interleaved in one run (issue 25).
 
 Per route, on the same event: the function (its image task root), the floor (bench/baselines/floor_handler.py:
 the event JSON -> decode/tokenize -> LiteRT -> answer JSON, the libraries alone, in the same Lambda venv), ONNX
@@ -31,7 +31,7 @@ from bench.paths import BUILD_DIR
 from bench.report import SectionResult
 from bench.stats import percentile
 
-NUMBER = 15
+NUMBER = 17
 TITLE = "Floors and peers: every route against the libraries alone, ONNX Runtime and sentence-transformers"
 COLD_TARGET = 1.10  # the function's cold start over its floor's
 WARM_TARGET = 0.05  # the function's warm p50 over its floor's
