@@ -35,6 +35,7 @@ SECTIONS = {
     14: "bench.metrics_overhead",
     15: "bench.bulk",
     16: "bench.first_invoke",
+    17: "bench.floors_peers",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

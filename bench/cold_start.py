@@ -40,13 +40,17 @@ class Samples:
     stages: list[dict] = field(default_factory=list)  # the function's own timings_ms of the cold request
 
 
-def first_answer(runtime: lambda_runtime.LambdaRuntime, event: dict) -> tuple[float, lambda_runtime.Invocation]:
+def first_answer(runtime: lambda_runtime.LambdaRuntime, event: dict,
+                 peak_rss_mb: list[float] | None = None) -> tuple[float, lambda_runtime.Invocation]:
     """A fresh execution environment's first answer, on the client's clock from starting the emulator (the runtime
-    process starts on that first invoke, as in Lambda)."""
+    process starts on that first invoke, as in Lambda). The runtime process's peak RSS after that answer is
+    appended to `peak_rss_mb` when given."""
     started = time.perf_counter()
     with runtime:
         invocation = runtime.invoke(event)
         elapsed_ms = (time.perf_counter() - started) * 1000
+        if peak_rss_mb is not None:
+            peak_rss_mb.append(runtime.runtime_peak_rss_mb() or 0.0)
     return elapsed_ms, invocation
 
 

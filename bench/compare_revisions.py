@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import inputs, venvs
+from bench.inputs import TABULAR_DTYPES, TABULAR_ROW
 from bench.cold_start import first_answer
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
 from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_task_root, pinned_requirements
@@ -42,9 +43,6 @@ from tests.support import lambda_runtime
 SCRATCH = BUILD_DIR / "compare"
 HANDLER = "function.app.handler"
 WORKER_TIMEOUT_SECONDS = 300
-# One patient of scikit-learn's diabetes data set (load_diabetes(scaled=False), row 0), as the tabular model takes it.
-TABULAR_ROW = {"vitals": [59.0, 32.1, 101.0], "sex": 2, "serum": [157.0, 93.2, 38.0, 4.0, 4.8598, 87.0]}
-TABULAR_DTYPES = {"vitals": "float32", "sex": "int32", "serum": "float32"}
 # In a fresh process: how long `import function.app` takes, and what it brings in.
 IMPORT_PROBE = """import json, sys, time
 before = set(sys.modules)
@@ -88,7 +86,7 @@ class WarmWorker:
         self.process = subprocess.Popen([str(python), "-m", "bench.revision_worker", str(plan_file)], cwd=task_root,
                                         env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=log.open("w"), text=True)
-        self._answer()  # {"ready": true} once every route answered 200
+        self.ready = self._answer()  # {"ready": true, "answers": {...}} once every route answered 200
 
     def batch(self, route: str, requests: int) -> dict:
         self.process.stdin.write(json.dumps({"route": route, "requests": requests}) + "\n")

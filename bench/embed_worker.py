@@ -2,7 +2,8 @@
 
 `python bench/embed_worker.py PLAN.json OUT.json`, run as a script (not `-m bench...`): with the stack's task root
 alone on PYTHONPATH, `bench` may be the baseline's own package there, so this file imports the standard library
-only. PLAN.json: {"handler": "module.function", "requests": {case: N}, "events": {case: API Gateway event}}.
+only. PLAN.json: {"handler": "module.function", "requests": {case: N}, "events": {case: API Gateway event}}, and
+optionally "warmup": {case: untimed calls} (default 5).
 Writes {case: {"ms": [...], "status": int, "body": first answer's JSON body}} to OUT.json.
 """
 
@@ -31,7 +32,7 @@ def main(plan_file: str, out_file: str) -> None:
         results[case] = {"status": first["statusCode"], "body": json.loads(first["body"]), "ms": []}
         if first["statusCode"] != 200:
             continue
-        for _ in range(WARMUP_REQUESTS):
+        for _ in range(plan.get("warmup", {}).get(case, WARMUP_REQUESTS)):
             handler(event, None)
         for _ in range(plan["requests"][case]):
             started = time.perf_counter()

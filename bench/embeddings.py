@@ -87,10 +87,11 @@ def measure_cold(stack: Stack, event: dict, record: bool) -> None:
             stack.peak_rss_mb.append(rss)
 
 
-def measure_warm(stack: Stack, cases: dict[str, dict], requests: dict[str, int]) -> None:
+def measure_warm(stack: Stack, cases: dict[str, dict], requests: dict[str, int],
+                 warmup: dict[str, int] | None = None) -> None:
     """embed_worker.py in the stack's own venv, with the environment Lambda would give its handler."""
     configuration = stack.configuration
-    plan = {"handler": configuration.handler, "events": cases, "requests": requests}
+    plan = {"handler": configuration.handler, "events": cases, "requests": requests, "warmup": warmup or {}}
     with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmp:
         plan_file, out_file = Path(tmp) / "plan.json", Path(tmp) / "out.json"
         plan_file.write_text(json.dumps(plan))

@@ -81,6 +81,22 @@ def embed_body(texts: list[str] | tuple[str, ...]) -> dict:
     return {"texts": list(texts), "model": EMBEDDING_MODEL}
 
 
+# One patient of scikit-learn's diabetes data set (load_diabetes(scaled=False), row 0), as the tabular model takes it.
+TABULAR_ROW = {"vitals": [59.0, 32.1, 101.0], "sex": 2, "serum": [157.0, 93.2, 38.0, 4.0, 4.8598, 87.0]}
+TABULAR_DTYPES = {"vitals": "float32", "sex": "int32", "serum": "float32"}
+V2_DATATYPES = {"float32": "FP32", "int32": "INT32"}
+
+
+def tabular_v2_body() -> dict:
+    """TABULAR_ROW as an Open Inference Protocol (v2) JSON request: one tensor per input, batch of one."""
+    tensors = []
+    for name, value in TABULAR_ROW.items():
+        data = value if isinstance(value, list) else [value]
+        shape = [1, len(data)] if isinstance(value, list) else [1]
+        tensors.append({"name": name, "shape": shape, "datatype": V2_DATATYPES[TABULAR_DTYPES[name]], "data": data})
+    return {"inputs": tensors}
+
+
 def http_api_event(path: str, body: dict, method: str = "POST") -> dict:
     """An API Gateway HTTP API (payload format 2.0) event, the shape the function receives in AWS."""
     return {

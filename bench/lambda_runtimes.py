@@ -8,13 +8,14 @@ venv's Python, keeping the emulator, the Lambda environment and the REPORT parsi
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench import minilm_onnx, onnx_export, venvs
-from bench.paths import BUILD_DIR, REPO_ROOT, SAVED_MODEL_DIR
+from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from tests.support import lambda_runtime
 from tests.support.lambda_runtime import LambdaRuntime
 
@@ -47,8 +48,11 @@ def function_configuration() -> Configuration:
     return Configuration("litert", "(a) function, LiteRT", task_root, "function.app.handler", venv, {})
 
 
-def _baseline_task_root(name: str, modules: tuple[str, ...], model_source: Path, venv: venvs.Venv) -> Path:
-    """bench/baselines' shared files + the handler's modules + the model, byte-compiled like the image's code."""
+def _baseline_task_root(name: str, modules: tuple[str, ...], model_source: Path | None, venv: venvs.Venv,
+                        bench_modules: tuple[str, ...] = (), manifest_from: Path | None = None) -> Path:
+    """bench/baselines' shared files + the handler's modules (+ bench/ modules it imports) + the model, and the
+    converted model's manifest.json and tokenizer.json when a peer preprocesses like the floor, byte-compiled like
+    the image's code."""
     task_root = BUILD_DIR / f"task-{name}"
     shutil.rmtree(task_root, ignore_errors=True)
     package = task_root / "bench" / "baselines"
@@ -56,7 +60,15 @@ def _baseline_task_root(name: str, modules: tuple[str, ...], model_source: Path,
     (task_root / "bench" / "__init__.py").write_text("")
     for file in (*BASELINE_FILES, *(f"{module}.py" for module in modules)):
         shutil.copy(REPO_ROOT / "bench" / "baselines" / file, package / file)
-    shutil.copytree(model_source, task_root / "model", ignore=shutil.ignore_patterns("*.npz", ".*"))
+    for module in bench_modules:
+        shutil.copy(REPO_ROOT / "bench" / f"{module}.py", task_root / "bench" / f"{module}.py")
+    if model_source is not None:
+        shutil.copytree(model_source, task_root / "model", ignore=shutil.ignore_patterns("*.npz", ".*"))
+    if manifest_from is not None:
+        manifest = json.loads((manifest_from / "manifest.json").read_text())
+        for file in ("manifest.json", (manifest.get("preprocessing") or {}).get("tokenizer")):
+            if file:
+                shutil.copy(manifest_from / file, task_root / "model" / file)
     subprocess.run([str(venv.python), "-m", "compileall", "-q", str(task_root / "bench")], check=True)
     return task_root
 
@@ -93,3 +105,44 @@ def onnx_embedding_configuration() -> Configuration:
     return Configuration("onnxruntime-tokenizers", "ONNX Runtime + tokenizers", task_root,
                          "bench.baselines.onnx_embed_handler.handler", venv,
                          {"BASELINE_MODEL_DIR": str(task_root / "model")})
+
+
+@functools.cache
+def floor_configuration(model: str) -> Configuration:
+    """The floor of a route on `model`: bench/baselines/floor_handler.py (the libraries alone) in the function's
+    own venv, on the converted model directory the function serves."""
+    venv = venvs.litert_venv()
+    task_root = _baseline_task_root(f"floor-{model}", ("route_answers", "floor_handler"), MODELS_DIR / model, venv,
+                                    bench_modules=("raw_pipeline",))
+    return Configuration("floor", "floor (libraries alone)", task_root, "bench.baselines.floor_handler.handler", venv,
+                         {"BASELINE_MODEL_DIR": str(task_root / "model")})
+
+
+@functools.cache
+def onnx_route_configuration(model: str) -> Configuration | str:
+    """ONNX Runtime on `model` (tf2onnx of its SavedModel; bench/minilm_onnx.py for minilm) with the floor's
+    preprocessing, or the converter's error line. Text models get the tokenizers venv, the others the image one."""
+    if model == "minilm":
+        exported = minilm_onnx.export()
+    else:
+        conversion = onnx_export.export(SAVED_MODEL_DIR / model)
+        if conversion.directory is None:
+            return conversion.error
+        exported = conversion.directory
+    manifest = json.loads((MODELS_DIR / model / "manifest.json").read_text())
+    is_text = (manifest.get("preprocessing") or {}).get("type") == "text"
+    venv = venvs.baseline_venv("onnxruntime-tokenizers" if is_text else "onnxruntime")
+    task_root = _baseline_task_root(f"onnx-{model}", ("route_answers", "onnx_route_handler"), exported, venv,
+                                    bench_modules=("raw_pipeline",), manifest_from=MODELS_DIR / model)
+    return Configuration("onnxruntime", "ONNX Runtime", task_root, "bench.baselines.onnx_route_handler.handler", venv,
+                         {"BASELINE_MODEL_DIR": str(task_root / "model")})
+
+
+@functools.cache
+def sentence_transformers_configuration() -> Configuration:
+    """The seed-era embedding stack: PyTorch + sentence-transformers on the same weights, from its own venv."""
+    venv = venvs.baseline_venv("sentence-transformers")
+    task_root = _baseline_task_root("sentence-transformers", ("route_answers", "sentence_transformers_handler"),
+                                    None, venv)
+    return Configuration("sentence-transformers", "sentence-transformers (PyTorch)", task_root,
+                         "bench.baselines.sentence_transformers_handler.handler", venv, {})

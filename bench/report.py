@@ -55,7 +55,7 @@ def render(sections: list[SectionResult], total_seconds: float, command: str) ->
     ]
     verdicts = [line for section in sections for line in section.verdicts]
     if verdicts:
-        header += ["## Targets (issues 7 and 11)", "", *[f"- {line}" for line in verdicts], ""]
+        header += ["## Targets (issues 7, 11 and 25)", "", *[f"- {line}" for line in verdicts], ""]
     body = []
     for section in sorted(sections, key=lambda s: s.number):
         body += [f"## {section.number}. {section.title}", "", section.markdown.rstrip(), "",

@@ -5,7 +5,9 @@ the revision's) and MODEL_DIR set. Only `function.app.handler` is imported from 
 every revision keeps, whatever its module layout. PLAN.json (bench/compare_revisions.py) holds, per route, the
 API Gateway event and the floor's input. The driver then sends one JSON line per batch on stdin,
 {"route": ..., "requests": N}, and reads one line back, {"handler_ms": [...], "floor_ms": [...]}: handler and floor
-calls alternate request by request. The function's own log lines go to /dev/null, so stdout carries only answers.
+calls alternate request by request. A step may set "warmup" (untimed calls before the first batch, default 10) and
+"keep_answer" (the ready line then carries that route's last handler and floor answer bodies, for a floor of kind
+"event"). The function's own log lines go to /dev/null, so stdout carries only answers.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ def _floor(step: dict, model_dir: Path):
     from bench.raw_pipeline import RawModel
 
     model = RawModel(model_dir / step["model"])
+    if floor["kind"] == "event":  # the whole floor: the same event in, its answer JSON out
+        from bench.baselines.route_answers import answer
+
+        return lambda: answer(model, step["event"])
     if floor["kind"] == "image":
         photo = base64.b64decode(floor["input"])
         return lambda: model.classify_image(photo)
@@ -61,14 +67,16 @@ def main(plan_file: str) -> None:
     plan = json.loads(Path(plan_file).read_text())
     model_dir = Path(os.environ["MODEL_DIR"])
     floors = {route: _floor(step, model_dir) for route, step in plan.items()}
+    kept = {}
     for route, step in plan.items():
-        for _ in range(WARMUP_REQUESTS):
+        for _ in range(step.get("warmup", WARMUP_REQUESTS)):
             answer = handler(step["event"], None)
             if answer["statusCode"] != 200:
                 raise RuntimeError(f"{route} answered {answer['statusCode']}: {answer['body'][:300]}")
-            if floors[route]:
-                floors[route]()
-    answers.write(json.dumps({"ready": True}) + "\n")
+            floor_answer = floors[route]() if floors[route] else None
+        if step.get("keep_answer"):  # the last warm-up's bodies, for the driver to check the answers
+            kept[route] = {"handler": json.loads(answer["body"]), "floor": json.loads(floor_answer["body"])}
+    answers.write(json.dumps({"ready": True, "answers": kept}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
         event, floor = plan[request["route"]]["event"], floors[request["route"]]

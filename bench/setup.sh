@@ -2,7 +2,8 @@
 # What `make bench` needs beyond the dev venv, idempotent and quiet when all is there: wrk (Debian, when root and
 # missing), requirements-bench.txt in the dev venv, the function's requirements.txt-only venv + the Lambda emulator
 # (the deploy harness's own script), and the baseline venvs under build/bench/ (TensorFlow; ONNX Runtime for /classify;
-# ONNX Runtime + tokenizers for /embed), strace for the image section.
+# ONNX Runtime + tokenizers for the text routes; sentence-transformers on PyTorch, CPU, for the embedding routes),
+# strace for the image section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -33,4 +34,4 @@ if [ ! -f "$stamp" ] || [ requirements-bench.txt -nt "$stamp" ]; then
 fi
 
 bash tools/prepare-lambda-runtime.sh
-"$PY" -m bench.venvs tensorflow onnxruntime onnxruntime-tokenizers >/dev/null
+"$PY" -m bench.venvs tensorflow onnxruntime onnxruntime-tokenizers sentence-transformers >/dev/null

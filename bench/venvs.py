@@ -57,11 +57,16 @@ def lambda_interpreter() -> Path:
     return Path(out.stdout.strip())
 
 
+# A stack whose wheels need another Python than the Lambda one: torch's CPU wheel is cp311 here.
+DEV_PYTHON_STACKS = frozenset({"sentence-transformers"})
+
+
 def baseline_venv(name: str) -> Venv:
-    """build/bench/venv-<name> from bench/baselines/requirements-<name>.txt + the base image's runtime client."""
+    """build/bench/venv-<name> from bench/baselines/requirements-<name>.txt + the base image's runtime client, on
+    the Lambda venv's Python (the dev venv's for DEV_PYTHON_STACKS)."""
     requirements = BASELINES_DIR / f"requirements-{name}.txt"
     venv = Venv(name, BUILD_DIR / f"venv-{name}")
-    interpreter = lambda_interpreter()
+    interpreter = Path(sys._base_executable) if name in DEV_PYTHON_STACKS else lambda_interpreter()
     version = subprocess.run([str(interpreter), "-VV"], check=True, capture_output=True, text=True).stdout
     stamp = hashlib.sha256(
         (requirements.read_text() + "\n".join(BASE_IMAGE_PACKAGES) + version).encode()

@@ -1,7 +1,8 @@
 """The one path from inputs to results, for every entry point: the result cache around a task's `predict`.
 
 Lookups first; only the misses are computed, as one batch; identical inputs in one call are computed once; a hit
-skips decoding, tokenization and inference. A stored result the task would not have produced (forged, damaged
+skips decoding, tokenization and inference. With the cache off (RESULTS_CACHE=off) no input is digested: the
+whole batch goes to the task as it came. A stored result the task would not have produced (forged, damaged
 past its checksum, from another version of the code) is a miss. `routed_results` first picks the version: for an
 input that names none, the one the model's rollout (function/catalog/rollout.py) chooses for it.
 """
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from function.cache.base import ResultStore
+from function.cache.base import NullResultStore, ResultStore
 from function.cache.keys import result_key
 from function.cache.tiered import lookup_by_tier
 from function.errors import ModelUnavailable, ServingError
@@ -35,6 +36,12 @@ class Prediction:
 def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options: dict, timings: Timings,
                    log_fields: dict | None = None) -> Prediction:
     manifest = task.manifest
+    if isinstance(store, NullResultStore):  # nothing will read a key: no digest, no key, every input computed
+        results = task.predict(items, options, timings)
+        if log_fields is not None:
+            log_fields.update(model=manifest.name, model_version=manifest.version, batch=len(items), cache_hits=0,
+                              cache_misses=len(items), **tokens_of(results))
+        return Prediction(results=results, cached=[False] * len(items), task=task)
     cache_options = task.cache_options(options)
     keys = [result_key(manifest.version, task.name, task.input_digest(item), cache_options) for item in items]
     first_index: dict[str, int] = {}  # each distinct key -> its first input, in input order

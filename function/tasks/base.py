@@ -110,9 +110,13 @@ class Task(ABC):
             self.load()
         batch = self.preprocess(items, timings)
         with timings.stage("invoke"):
-            outputs = self.runner().run(batch.tensors)
+            outputs = self.invoke(batch.tensors)
         with timings.stage("postprocess"):
             return self.postprocess(outputs, batch, options)
+
+    def invoke(self, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The model on a preprocessed batch, outputs by role (a task may split the batch to run it faster)."""
+        return self.runner().run(tensors)
 
     def answer_tensors(self, tensors: dict[str, np.ndarray], options: dict) -> list[Result]:
         """Results for inputs that are already the model's tensors: what `convert` checks a new model directory

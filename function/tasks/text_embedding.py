@@ -17,6 +17,9 @@ from function.tasks.base import Batch, Result
 from function.tasks.text import TextTask
 
 VECTOR_DTYPE = np.dtype("<f4")
+# Texts per interpreter call when a batch runs in groups of similar length: 32 texts of 3-128 tokens sorted into
+# groups of 8 ran 2.0x faster than one batch padded to the longest (bench/embed_groups.py); 4 was no faster.
+GROUP_ROWS = 8
 
 
 class TextEmbedding(TextTask):
@@ -44,6 +47,23 @@ class TextEmbedding(TextTask):
             raise refuse("too_many_tokens", f"The texts hold {tokens} tokens in all; the limit per request "
                          f"is {self.limits.max_batch_tokens}: send fewer or shorter texts.", param="input")
         return batch
+
+    def invoke(self, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """A batch padded to its longest text runs every short text at that length too: sorted by length, in groups
+        of GROUP_ROWS each padded to its own longest, the model computes the same vectors (its mask hides the
+        padding) for far fewer tokens. A model of fixed length, or without a mask, runs the batch as it is."""
+        mask = tensors.get("attention_mask")
+        if mask is None or self.fixed_length or len(mask) <= GROUP_ROWS:
+            return super().invoke(tensors)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        vectors = np.empty((len(mask), self.dimensions), dtype=np.float32)
+        for start in range(0, len(order), GROUP_ROWS):
+            rows = order[start:start + GROUP_ROWS]
+            width = max(int(lengths[rows].max()), 1)
+            group = {role: np.ascontiguousarray(array[rows, :width]) for role, array in tensors.items()}
+            vectors[rows] = super().invoke(group)["embedding"]
+        return {"embedding": vectors}
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         vectors = np.ascontiguousarray(outputs["embedding"], dtype=VECTOR_DTYPE)

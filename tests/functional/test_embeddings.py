@@ -33,6 +33,21 @@ def test_vectors_are_unit_length_and_in_input_order(service):
     np.testing.assert_allclose(single, vectors[2], atol=1e-5)  # batching (and its padding) changes nothing
 
 
+def test_a_batch_of_mixed_lengths_runs_in_groups_and_answers_each_text_as_alone(registry):  # noqa: F811
+    """More texts than one group (text_embedding.GROUP_ROWS), of very different lengths, shuffled: each vector is
+    the one the text gets alone, in input order, though the batch ran as several calls of their own widths. No
+    cache, so every text is computed both times."""
+    from function.cache.base import NullResultStore  # noqa: PLC0415
+    from function.tasks.text_embedding import GROUP_ROWS  # noqa: PLC0415
+
+    service = Service(ServiceSettings.from_env({}, model_dir=registry.model_dir), NullResultStore(), registry)
+    texts = [("word " * (3 + (7 * index) % 60)).strip() + f" number {index}." for index in range(2 * GROUP_ROWS + 3)]
+    batch = np.array([item["embedding"] for item in embed(service, texts)["embeddings"]])
+    alone = np.array([embed(service, [text])["embeddings"][0]["embedding"] for text in texts])
+    assert len({len(text.split()) for text in texts}) > GROUP_ROWS  # lengths differ within and across groups
+    np.testing.assert_allclose(batch, alone, atol=1e-5)
+
+
 def test_normalize_false_gives_the_raw_vector_in_the_same_direction(service):
     raw = np.array(embed(service, SENTENCES[:1], normalize=False)["embeddings"][0]["embedding"])
     unit = np.array(embed(service, SENTENCES[:1])["embeddings"][0]["embedding"])
