@@ -52,8 +52,9 @@ class TensorSpec:
 
     @property
     def served_dtype(self) -> str:
-        """The dtype clients send and receive: quantized (and float16) tensors are fed and read as float32."""
-        return "float32" if self.scale is not None or self.dtype == "float16" else self.dtype
+        """The dtype clients send and receive, as the tensor protocols advertise it: the tensor's own (a float16
+        tensor is FP16), but integer-quantized tensors are fed and read as float32 through their scale."""
+        return "float32" if self.scale is not None else self.dtype
 
     def as_json(self) -> dict:
         bounds = {"max_shape": list(self.max_shape)} if self.max_shape is not None else {}

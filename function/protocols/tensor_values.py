@@ -30,6 +30,7 @@ class DtypeNames:
 
 # Every dtype a served tensor may have (TensorTask refuses a model with any other).
 DTYPE_NAMES: dict[str, DtypeNames] = {
+    "float16": DtypeNames("DT_HALF", "FP16"),
     "float32": DtypeNames("DT_FLOAT", "FP32"),
     "float64": DtypeNames("DT_DOUBLE", "FP64"),
     "int8": DtypeNames("DT_INT8", "INT8"),
@@ -42,6 +43,7 @@ DTYPE_NAMES: dict[str, DtypeNames] = {
     "uint64": DtypeNames("DT_UINT64", "UINT64"),
     "bool": DtypeNames("DT_BOOL", "BOOL"),
 }
+V2_DTYPES = {names.v2: dtype for dtype, names in DTYPE_NAMES.items()}  # "FP16" -> "float16"
 B64_KEY = "b64"
 # The most elements one input tensor of a request may hold, batch included (docs/api.md, "Tensor bounds"): a
 # declared shape is checked against it before anything is allocated. 6 MB of body holds far fewer JSON numbers.
@@ -129,7 +131,22 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
         return array.astype(target, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target, copy=False)
-    if kind == "f" and target.itemsize < array.dtype.itemsize and not np.isfinite(cast).all():
+    if kind != "b" and not np.isfinite(cast).all():  # integers too: 70000 is beyond float16
+        overflow = np.isinf(cast) & np.isfinite(array)
+        if overflow.any():
+            raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
+                         f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
+    return cast
+
+
+def narrow_floats(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
+    """Floats of one width (an FP16 tensor for an FP32 input, or the reverse) as the input's: widening is exact,
+    narrowing rounds to the nearest value, and a finite value beyond the input's range is refused, the rule for
+    JSON numbers."""
+    target = np.dtype(spec.served_dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = array.astype(target)
+    if target.itemsize < array.dtype.itemsize:
         overflow = np.isinf(cast) & np.isfinite(array)
         if overflow.any():
             raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "

@@ -79,7 +79,7 @@ CASES = {
     "v2-unknown-input": (INFER, v2(vitals={"name": "vital"}), 400, ["'vital'", "vitals"]),
     "v2-missing-input": (INFER, v2(sex=None), 400, ["sex"]),
     "v2-duplicate-input": (INFER, {"inputs": v2()["inputs"] + [v2()["inputs"][0]]}, 400, ["vitals", "second time"]),
-    "v2-wrong-datatype": (INFER, v2(vitals={"datatype": "FP64"}), 400, ["vitals", "FP32", "FP64"]),
+    "v2-wrong-datatype": (INFER, v2(vitals={"datatype": "INT32"}), 400, ["vitals", "FP32", "INT32"]),
     "v2-wrong-shape": (INFER, v2(vitals={"shape": [1, 4]}), 400, ["'vitals'", "[batch, 3]", "[1, 4]"]),
     "v2-wrong-rank": (INFER, v2(sex={"shape": [1, 1]}), 400, ["'sex'", "[batch]", "[1, 1]"]),
     "v2-data-count": (INFER, v2(vitals={"data": [1.0, 2.0]}), 400, ["vitals", "2 values", "[1, 3]", "3"]),
