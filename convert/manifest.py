@@ -33,8 +33,10 @@ def _preprocessing(sidecar: Sidecar) -> dict | None:
 
 
 def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | None, binding: Binding, content: bytes,
-                   model: LiteRTModel, mode: str, saved_model_digest: str, converter: str, fidelity: dict) -> dict:
-    """Without a sidecar the task and preprocessing are unknown (null) and `output` is the gate's guess."""
+                   model: LiteRTModel, mode: str, saved_model_digest: str, converter: str, fidelity: dict,
+                   bounds: dict[str, dict]) -> dict:
+    """Without a sidecar the task and preprocessing are unknown (null) and `output` is the gate's guess; `bounds`:
+    each input's max_shape / value_range (convert/input_bounds.py)."""
     files = {MODEL_FILE: _sha256(content)}
     if sidecar is not None and sidecar.tokenizer is not None:
         files[sidecar.tokenizer.name] = _sha256(sidecar.tokenizer.read_bytes())
@@ -52,7 +54,8 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | Non
         "files": files,
         "quantization": mode,
         "signature": SIGNATURE,
-        "inputs": [_tensor(model.inputs[tensor].as_manifest(), role) for role, tensor in binding.inputs.items()],
+        "inputs": [_tensor(model.inputs[tensor].as_manifest(), role, bounds.get(tensor, {}))
+                   for role, tensor in binding.inputs.items()],
         "outputs": [_tensor(model.outputs[tensor].as_manifest(), role) for role, tensor in binding.outputs.items()],
         "source": {"saved_model_sha256": saved_model_digest, "converter": converter},
         "fidelity": fidelity,
@@ -60,9 +63,9 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | Non
     }
 
 
-def _tensor(details: dict, role: str) -> dict:
+def _tensor(details: dict, role: str, bounds: dict | None = None) -> dict:
     return {"name": details["name"], "role": role, "shape": details["shape"], "dtype": details["dtype"],
-            "quantization": details["quantization"]}
+            "quantization": details["quantization"], **(bounds or {})}
 
 
 def write_model_files(directory: Path, content: bytes, manifest: dict, sidecar: Sidecar | None) -> None:

@@ -15,6 +15,7 @@ from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
 from convert.fidelity.runs import converted_outputs, reference_outputs
 from convert.latency import Latency, measure_latencies
+from convert.input_bounds import input_bounds
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
 from convert.quiet import import_tensorflow
@@ -206,7 +207,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     model_manifest = manifest.build_manifest(
         name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, binding=job.binding, content=served.content,
         model=served.model, mode=mode, saved_model_digest=job.info.digest, converter=job.converter_version,
-        fidelity=served.fidelity.as_manifest())
+        fidelity=served.fidelity.as_manifest(), bounds=input_bounds(served.content))
     with staged_output_dir(out_dir) as staging:
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)

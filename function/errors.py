@@ -148,6 +148,10 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                  "`python -m convert publish --label`)"),
     "unsupported_content_encoding": ErrorCode(UnsupportedMedia, "a compressed body (Content-Encoding other than "
                                               "identity) on a tensor route: send it uncompressed"),
+    "malformed_request": ErrorCode(InvalidInput, "a /v1/ path or method TensorFlow Serving's REST API does not "
+                                   "have (GET /v1/models, POST /v1/models, /v1/foo, GET on :predict, a version that "
+                                   "is not decimal digits or overflows int64, :classify, :regress): 400, as TF "
+                                   "Serving answers"),
     "unknown_signature": ErrorCode(InvalidInput, "TF Serving's signature_name is not the model's one signature"),
     "invalid_tensor": ErrorCode(InvalidInput, "a tensor's nested lists differ in length or mix lists with values"),
     "invalid_dtype": ErrorCode(InvalidInput, "a tensor value or v2 datatype of the wrong kind for the input: "
@@ -155,6 +159,12 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "value_out_of_range": ErrorCode(InvalidInput, "a value beyond the input dtype's range"),
     "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, or v2 "
                                "data does not hold as many values as its shape"),
+    "dimension_too_large": ErrorCode(InvalidInput, "an open dimension (a sequence length) beyond the largest the "
+                                     "model takes, its manifest's max_shape; the message names the input and bound"),
+    "tensor_too_large": ErrorCode(InvalidInput, "a tensor (batch included) declared or sent with more than "
+                                  "MAX_TENSOR_ELEMENTS (4,194,304) elements"),
+    "index_out_of_range": ErrorCode(InvalidInput, "an id beyond the table the input indexes (its manifest's "
+                                    "value_range, e.g. a token id outside the vocabulary)"),
     "batch_mismatch": ErrorCode(InvalidInput, "the inputs of one request hold different numbers of instances"),
     "unknown_input": ErrorCode(InvalidInput, "a v2 input the model does not have"),
     "missing_input": ErrorCode(InvalidInput, "a v2 request without one of the model's inputs"),

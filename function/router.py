@@ -11,8 +11,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from function.errors import MethodNotAllowed, quoted, refuse
+from function.errors import MethodNotAllowed, ServingError, quoted, refuse
 from function.http_errors import ErrorBody, api_error_body, message_error_body, openai_error_body
+from function.protocols.tfserving_paths import tf_serving_malformed
 from function.responses import Response
 from function.routes.context import RouteContext
 
@@ -49,6 +50,11 @@ class Group:
     # API Gateway path variables are whole segments: "{name}:predict" is not one, so the group reaches the function
     # through greedy routes under its prefix (serverless.yml) and this router resolves the rest.
     greedy: bool = False
+    # A path part's own pattern, where the protocol's is narrower than "anything but / and :".
+    part_patterns: tuple[tuple[str, str], ...] = ()
+    # The error for a path no route matches or a method the route does not take, where the protocol has its own
+    # (TF Serving: 400 "Malformed request"); else route_not_found (404) and method_not_allowed (405).
+    malformed: Callable[[str, str], ServingError] | None = None
 
     def owns(self, path: str) -> bool:
         prefix = self.prefix
@@ -81,13 +87,16 @@ def _model_routes(model_path: str, selectors: tuple[str, ...], table: dict[str, 
     return {f"{model_path}{selector}{suffix}": methods for selector in ("", *selectors) for suffix, methods in table.items()}
 
 
-# TensorFlow Serving's REST API (docs/api.md); a version or a label, when given, names the version that answers.
-TF_SERVING = Group("tfserving", "/v1/models", message_error_body, greedy=True, routes=_routes(_model_routes(
-    "/v1/models/{name}", ("/versions/{version}", "/labels/{label}"), {
-        "": {"GET": "tfserving:model_status"},
-        "/metadata": {"GET": "tfserving:model_metadata"},
-        ":predict": {"POST": "tfserving:predict_route"},
-    })))
+# TensorFlow Serving's REST API (docs/api.md): every path under /v1 but OpenAI's /v1/embeddings, as TF Serving's
+# handler owns "/v1/.*"; a version or a label, when given, names the version that answers, and a version is decimal
+# digits, as TF Serving's path pattern has it.
+TF_SERVING = Group("tfserving", "/v1", message_error_body, greedy=True, part_patterns=(("version", "[0-9]+"),),
+                   malformed=tf_serving_malformed, routes=_routes(_model_routes(
+                       "/v1/models/{name}", ("/versions/{version}", "/labels/{label}"), {
+                           "": {"GET": "tfserving:model_status"},
+                           "/metadata": {"GET": "tfserving:model_metadata"},
+                           ":predict": {"POST": "tfserving:predict_route"},
+                       })))
 # The Open Inference Protocol v2 (docs/api.md).
 OPEN_INFERENCE = Group("open_inference", "/v2", message_error_body, greedy=True, routes=_routes({
     "/v2": {"GET": "open_inference:server_metadata"},
@@ -104,13 +113,15 @@ ROUTES: dict[str, dict[str, LazyRoute]] = {template: methods for group in GROUPS
                                            for template, methods in group.routes.items()}
 
 
-def _pattern(template: str) -> re.Pattern:
+def _pattern(template: str, group: Group) -> re.Pattern:
     parts = re.split(r"\{(\w+)\}", template)
-    regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/:]+)" for i, part in enumerate(parts))
+    own = dict(group.part_patterns)
+    regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>{own.get(part, '[^/:]+')})"
+                    for i, part in enumerate(parts))
     return re.compile(regex)
 
 
-PATTERNS = [(template, _pattern(template), group) for group in GROUPS for template in group.routes]
+PATTERNS = [(template, _pattern(template, group), group) for group in GROUPS for template in group.routes]
 
 
 @dataclass(frozen=True)
@@ -123,9 +134,11 @@ class Match:
     params: dict[str, str]
 
     def route(self, method: str) -> LazyRoute:
+        methods = self.group.routes[self.template] if self.template is not None else {}
+        if method not in methods and self.group.malformed is not None:
+            raise self.group.malformed(method, self.path)
         if self.template is None:
             raise refuse("route_not_found", f"There is no route {quoted(self.path)}; GET /openapi.json lists every route.")
-        methods = self.group.routes[self.template]
         if method not in methods:
             raise MethodNotAllowed(method, self.template, sorted(methods))
         return methods[method]
@@ -141,5 +154,11 @@ def match(path: str) -> Match:
         found = pattern.fullmatch(normalized)
         if found:
             return Match(normalized, group, template, found.groupdict())
-    # No route: the group whose prefix holds the path as the client sent it, else this API.
-    return Match(normalized, next((group for group in GROUPS if group.owns(path)), API), None, {})
+    return Match(normalized, owner(path), None, {})
+
+
+def owner(path: str) -> Group:
+    """The group a path no route matches belongs to: the one with the longest prefix holding the path as the client
+    sent it (/v1/embeddings/x is OpenAI's, /v1/x TF Serving's), else this API."""
+    owners = [group for group in GROUPS if group.owns(path)]
+    return max(owners, key=lambda group: len(group.prefix)) if owners else API

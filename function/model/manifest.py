@@ -23,26 +23,50 @@ class TensorSpec:
     scale: float | None  # None for float tensors
     zero_point: int | None
     role: str = ""  # what the task calls it: image, input_ids, scores, embedding...; a tensor model's own name
+    # Input bounds `convert` found in the model (docs/model-format.md, "Input bounds"): the largest size of each
+    # dimension (-1 for the batch), and the values an id input may take (the rows of the table it indexes).
+    max_shape: tuple[int, ...] | None = None
+    value_range: tuple[int, int] | None = None
 
     @classmethod
     def from_json(cls, data: dict) -> "TensorSpec":
         quantization = data.get("quantization")
-        return cls(
+        spec = cls(
             name=str(data["name"]),
             role=str(data.get("role") or data["name"]),
             shape=tuple(int(x) for x in data["shape"]),
             dtype=str(data["dtype"]),
             scale=float(quantization["scale"]) if quantization else None,
             zero_point=int(quantization["zero_point"]) if quantization else None,
+            max_shape=_ints(data["max_shape"], "max_shape") if data.get("max_shape") is not None else None,
+            value_range=_ints(data["value_range"], "value_range") if data.get("value_range") is not None else None,
         )
+        if spec.max_shape is not None and (len(spec.max_shape) != len(spec.shape) or any(
+                fixed >= 0 and bound != fixed or fixed < 0 and bound < 1  # the batch (first) is MAX_TENSOR_BATCH's
+                for fixed, bound in zip(spec.shape[1:], spec.max_shape[1:]))):
+            raise ValueError(f"input {spec.name!r}: max_shape {list(spec.max_shape)} does not fit shape "
+                             f"{list(spec.shape)}")
+        if spec.value_range is not None and (len(spec.value_range) != 2 or spec.value_range[0] > spec.value_range[1]):
+            raise ValueError(f"input {spec.name!r}: value_range {list(spec.value_range)} is not [lowest, highest]")
+        return spec
 
     @property
     def served_dtype(self) -> str:
-        """The dtype clients send and receive: quantized (and float16) tensors are fed and read as float32."""
-        return "float32" if self.scale is not None or self.dtype == "float16" else self.dtype
+        """The dtype clients send and receive, as the tensor protocols advertise it: the tensor's own (a float16
+        tensor is FP16), but integer-quantized tensors are fed and read as float32 through their scale."""
+        return "float32" if self.scale is not None else self.dtype
 
     def as_json(self) -> dict:
-        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
+        bounds = {"max_shape": list(self.max_shape)} if self.max_shape is not None else {}
+        if self.value_range is not None:
+            bounds["value_range"] = list(self.value_range)
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, **bounds}
+
+
+def _ints(value: object, field: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+        raise ValueError(f"{field} must be a list of integers, not {value!r}")
+    return tuple(value)
 
 
 @dataclass(frozen=True)

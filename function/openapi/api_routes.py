@@ -93,7 +93,14 @@ def describe_embed(deployment: Deployment) -> Operation:
 
 
 def describe_list_models(deployment: Deployment) -> Operation:
-    tensor = spec.obj({"name": spec.STRING, "shape": spec.array({"type": "integer"}), "dtype": spec.STRING})
+    bounds = {  # an input's bounds from `convert` (docs/model-format.md), when the model has them
+        "max_shape": spec.array({"type": "integer"}, description="The largest size of each dimension; -1: the "
+                                "batch (MAX_TENSOR_BATCH)."),
+        "value_range": spec.array({"type": "integer"}, minItems=2, maxItems=2, description="The lowest and "
+                                  "highest id: the rows of the table the input indexes."),
+    }
+    tensor = spec.obj({"name": spec.STRING, "shape": spec.array({"type": "integer"}), "dtype": spec.STRING,
+                       **bounds}, required=["name", "shape", "dtype"])
     loaded = {**spec.BOOLEAN, "description": "Whether this container has loaded the model yet (first use)."}
     served = spec.obj({"name": spec.STRING, "task": spec.STRING, "version": spec.MODEL_VERSION,
                        "quantization": spec.STRING, "inputs": spec.array(tensor), "outputs": spec.array(tensor),

@@ -19,7 +19,7 @@ def _path_parameters(deployment: Deployment) -> tuple:
 
 def _datatypes() -> dict:
     return {"enum": [names.v2 for names in DTYPE_NAMES.values()],
-            "description": "The datatypes served here (the protocol's FP16, BF16 and BYTES are not)."}
+            "description": "The datatypes served here (the protocol's BF16 and BYTES are not)."}
 
 
 def describe_server_metadata(deployment: Deployment) -> Operation:
@@ -84,7 +84,9 @@ def describe_infer(deployment: Deployment) -> Operation:
         "name": {**spec.STRING, "description": "One of the model's inputs (its metadata names them), each once."},
         "shape": spec.array({"type": "integer", "minimum": 0}, minItems=1, prefixItems=[batch],
                             description="Batch first; the input's fixed dimensions as its metadata gives them."),
-        "datatype": {**_datatypes(), "description": "The input's own datatype (its metadata gives it)."},
+        "datatype": {**_datatypes(), "description": "The input's own datatype (its metadata gives it); a float "
+                     "input also takes FP16, FP32 and FP64, rounded to it (a finite value beyond its range is a "
+                     "400)."},
         "parameters": {**parameters, "properties": {"binary_data_size": {
             "type": "integer", "minimum": 0, "description": "Binary tensor data extension: the input's bytes follow "
                                                             "the JSON part, in place of data."}}},

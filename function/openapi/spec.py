@@ -17,8 +17,10 @@ TEXTS = (*ONE_OR_MANY, "empty_text", "text_too_large")  # function/routes/text.p
 MODEL_CHOICE = ("invalid_field", "model_not_found", "wrong_model_task", "model_unavailable")  # RouteContext.task
 TENSOR_MODEL = ("model_not_found", "version_not_found", "model_unavailable")  # the tensor routes' _task
 TENSOR_BODY = ("body_too_large", "unsupported_content_encoding", "invalid_json")  # their body checks, in order
-# function/protocols/tensor_values.py: to_array and check_shape, which both protocols run on every tensor
-TENSOR_VALUES = ("invalid_tensor", "invalid_dtype", "value_out_of_range", "invalid_shape")
+# function/protocols/tensor_values.py: to_array, check_shape, check_bounds and check_values, which both protocols
+# run on every tensor
+TENSOR_VALUES = ("invalid_tensor", "invalid_dtype", "value_out_of_range", "invalid_shape", "tensor_too_large",
+                 "dimension_too_large", "index_out_of_range")
 
 STRING = {"type": "string"}
 BOOLEAN = {"type": "boolean"}

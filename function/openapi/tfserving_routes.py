@@ -7,6 +7,8 @@ from function.protocols import tfserving
 from function.protocols.tensor_values import DTYPE_NAMES
 
 TAGS = ("tensorflow-serving",)
+# A version beyond int64 is TF Serving's 400 malformed_request (function/protocols/tfserving_paths.py), read first.
+TF_MODEL = ("malformed_request", *spec.TENSOR_MODEL)
 MODEL_STATES = ["UNKNOWN", "START", "LOADING", "AVAILABLE", "UNLOADING", "END"]  # TF Serving's ModelVersionStatus
 
 
@@ -32,7 +34,7 @@ def describe_model_status(deployment: Deployment) -> Operation:
                     "Loads nothing.",
         parameters=_path_parameters(deployment),
         response=spec.obj({"model_version_status": spec.array(version, minItems=1)}),
-        errors=(*spec.TENSOR_MODEL, "label_not_found"),
+        errors=(*TF_MODEL, "label_not_found"),
         tags=TAGS,
     )
 
@@ -57,7 +59,7 @@ def describe_model_metadata(deployment: Deployment) -> Operation:
                     "each input and output with its dtype and shape, batch first (-1). Loads nothing.",
         parameters=_path_parameters(deployment),
         response=spec.obj({"model_spec": model_spec, "metadata": spec.obj({"signature_def": signatures})}),
-        errors=(*spec.TENSOR_MODEL, "label_not_found"),
+        errors=(*TF_MODEL, "label_not_found"),
         tags=TAGS,
     )
 
@@ -90,7 +92,8 @@ def describe_predict(deployment: Deployment) -> Operation:
         parameters=_path_parameters(deployment),
         response={"oneOf": [spec.obj({"predictions": spec.array(value_or_named, minItems=1)}),
                             spec.obj({"outputs": value_or_named})]},
-        errors=(*spec.TENSOR_BODY, *spec.TENSOR_MODEL, "label_not_found", "unknown_signature", "missing_field", "invalid_field",
+        errors=(*spec.TENSOR_BODY, *TF_MODEL, "label_not_found", "unknown_signature", "missing_field",
+                "invalid_field",
                 "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
         tags=TAGS,
     )

@@ -9,13 +9,14 @@ tensors out, every output unless `outputs` names some. Binary outputs when the r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from function.errors import refuse
+from function.errors import quoted, refuse
 from function.model.manifest import TensorSpec
-from function.protocols.tensor_values import DTYPE_NAMES, check_shape, expected_shape, to_array, to_json
+from function.protocols.tensor_values import (DTYPE_NAMES, V2_DTYPES, check_bounds, check_shape, check_values,
+                                              expected_shape, narrow_floats, to_array, to_json)
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
@@ -55,13 +56,16 @@ def model_metadata(task: TensorTask, versions: list[str]) -> dict:
 
 
 def split_body(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
-    """(the JSON inference header, the binary tensor data after it): all JSON when the header is absent."""
+    """(the JSON inference header, the binary tensor data after it): all JSON when the header is absent. The
+    length is ASCII digits only (str.isdigit() also takes "²" and Arabic-Indic digits) and no longer than the
+    body's own length has digits, so int() never sees a huge or non-ASCII number."""
     if header_length is None:
         return body, b""
-    if not header_length.strip().isdigit() or not 0 < int(header_length) <= len(body):
+    text = header_length.strip(" \t")
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(len(body)))) or not 0 < int(text) <= len(body):
         raise refuse("invalid_header", f"Inference-Header-Content-Length must be the length of the JSON part "
-                     f"of the body (1 to {len(body)} bytes), not {header_length[:40]!r}.")
-    length = int(header_length)
+                     f"of the body (1 to {len(body)} bytes, in ASCII digits), not {quoted(header_length)}.")
+    length = int(text)
     return body[:length], body[length:]
 
 
@@ -109,7 +113,7 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
         raise refuse("invalid_field", f"{where} must be an object with name, shape, datatype and data.")
     name = item.get("name")
     if not isinstance(name, str) or name not in specs:
-        raise refuse("unknown_input", f"{where} names input {name!r}; the model's inputs are {list(specs)}.")
+        raise refuse("unknown_input", f"{where} names input {quoted(name)}; the model's inputs are {list(specs)}.")
     spec = specs[name]
     where = f"'inputs[{index}]' ({name})"
     shape = item.get("shape")
@@ -117,38 +121,59 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
                                               for d in shape):
         raise refuse("invalid_field", f"{where}.shape must be a list of non-negative integers.")
     check_shape(tuple(shape), spec, where, batched=True)
+    check_bounds(tuple(shape), spec, where)  # before math.prod sizes anything
     datatype, wanted = item.get("datatype"), DTYPE_NAMES[spec.served_dtype].v2
-    if datatype != wanted:
-        raise refuse("invalid_dtype", f"Input {name!r} takes datatype {wanted} with shape {expected_shape(spec)}; "
-                     f"{where} says {datatype!r}.")
+    sent = _sent_dtype(datatype, spec)
+    if sent is None:
+        also = " (or another of FP16, FP32, FP64)" if np.dtype(spec.served_dtype).kind == "f" else ""
+        raise refuse("invalid_dtype", f"Input {name!r} takes datatype {wanted}{also} with shape "
+                     f"{expected_shape(spec)}; {where} says {quoted(datatype)}.")
     parameters = _parameters(item, where)
     count = math.prod(shape)
     if "binary_data_size" in parameters:
         if "data" in item:
             raise refuse("invalid_field", f"{where} has both 'data' and binary_data_size; send one.")
-        return _binary_array(parameters["binary_data_size"], shape, count, spec, where, reader)
+        array = _binary_array(parameters["binary_data_size"], shape, count, spec, sent, where, reader)
+        check_values(array, spec, where)
+        return array
     if "data" not in item:
         raise refuse("missing_field", f"{where} has no 'data' (nor binary_data_size).")
     if not isinstance(item["data"], list):  # the protocol's tensor data is a list, even of one value
         raise refuse("invalid_field", f"{where}.data must be a list of values, flat or nested as the shape.")
-    array = to_array(item["data"], spec, where)
+    if sent == spec.served_dtype:
+        array = to_array(item["data"], spec, where)
+    else:  # the values as the tensor says they are (FP16 rounds to float16), then as the input takes them
+        array = narrow_floats(to_array(item["data"], replace(spec, dtype=sent, scale=None), where), spec, where)
     if array.size != count or (array.ndim > 1 and list(array.shape) != shape):
         raise refuse("invalid_shape", f"{where}.data holds {array.size} values nested as {list(array.shape)}; "
                      f"shape {shape} needs {count}, flat or nested as the shape.")
+    check_values(array, spec, where)
     return array.reshape(shape)
 
 
-def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, where: str,
+def _sent_dtype(datatype: object, spec: TensorSpec) -> str | None:
+    """The dtype a v2 tensor's datatype names, when the input takes it: its own, or for a float input any float
+    width (converted by the precision rule, tensor_values.narrow_floats)."""
+    sent = V2_DTYPES.get(datatype) if isinstance(datatype, str) else None
+    if sent == spec.served_dtype or sent is not None and np.dtype(sent).kind == np.dtype(spec.served_dtype).kind == "f":
+        return sent
+    return None
+
+
+def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, sent: str, where: str,
                   reader: _BinaryReader) -> np.ndarray:
-    dtype = np.dtype(spec.served_dtype).newbyteorder("<")
+    dtype = np.dtype(sent).newbyteorder("<")
     if not isinstance(size, int) or isinstance(size, bool) or size != count * dtype.itemsize:
-        raise refuse("invalid_binary_data", f"{where}.parameters.binary_data_size is {size!r}; shape {shape} "
-                     f"of {DTYPE_NAMES[spec.served_dtype].v2} takes {count * dtype.itemsize} bytes.")
+        raise refuse("invalid_binary_data", f"{where}.parameters.binary_data_size is {quoted(size)}; shape {shape} "
+                     f"of {DTYPE_NAMES[sent].v2} takes {count * dtype.itemsize} bytes.")
     raw = reader.take(size, where)
     if dtype.kind == "b" and np.frombuffer(raw, np.uint8).max(initial=0) > 1:
         raise refuse("invalid_binary_data", f"{where}: BOOL binary data must be bytes 0 or 1.")
+    array = np.frombuffer(raw, dtype).reshape(shape)
+    if sent != spec.served_dtype:
+        return narrow_floats(array, spec, where)
     # A copy in the native dtype: aligned, writable and independent of the request body.
-    return np.frombuffer(raw, dtype).reshape(shape).astype(spec.served_dtype)
+    return array.astype(spec.served_dtype)
 
 
 def _requested_outputs(body: dict, task: TensorTask, binary_default: bool) -> tuple[tuple[TensorSpec, ...], set]:
@@ -163,8 +188,8 @@ def _requested_outputs(body: dict, task: TensorTask, binary_default: bool) -> tu
     for index, item in enumerate(asked):
         where = f"'outputs[{index}]'"
         name = item.get("name") if isinstance(item, dict) else None
-        if name not in specs:
-            raise refuse("unknown_output", f"{where} names output {name!r}; the model's outputs are "
+        if not isinstance(name, str) or name not in specs:  # a list or object name is unhashable: refuse first
+            raise refuse("unknown_output", f"{where} names output {quoted(name)}; the model's outputs are "
                          f"{list(specs)}.")
         if specs[name] in chosen:
             raise refuse("invalid_field", f"{where} asks for output {name!r} a second time.")

@@ -13,6 +13,7 @@ bench/tensor_json.py measured the alternatives; parsing the JSON text itself cos
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ class DtypeNames:
 
 # Every dtype a served tensor may have (TensorTask refuses a model with any other).
 DTYPE_NAMES: dict[str, DtypeNames] = {
+    "float16": DtypeNames("DT_HALF", "FP16"),
     "float32": DtypeNames("DT_FLOAT", "FP32"),
     "float64": DtypeNames("DT_DOUBLE", "FP64"),
     "int8": DtypeNames("DT_INT8", "INT8"),
@@ -41,7 +43,11 @@ DTYPE_NAMES: dict[str, DtypeNames] = {
     "uint64": DtypeNames("DT_UINT64", "UINT64"),
     "bool": DtypeNames("DT_BOOL", "BOOL"),
 }
+V2_DTYPES = {names.v2: dtype for dtype, names in DTYPE_NAMES.items()}  # "FP16" -> "float16"
 B64_KEY = "b64"
+# The most elements one input tensor of a request may hold, batch included (docs/api.md, "Tensor bounds"): a
+# declared shape is checked against it before anything is allocated. 6 MB of body holds far fewer JSON numbers.
+MAX_TENSOR_ELEMENTS = 1 << 22
 
 
 def expected_shape(spec: TensorSpec, batch: str = "batch") -> str:
@@ -64,6 +70,35 @@ def check_shape(shape: tuple[int, ...], spec: TensorSpec, where: str, batched: b
         expected = expected_shape(spec) if batched else f"{instance_shape(spec)} per instance"
         raise refuse("invalid_shape", f"Input {spec.name!r} takes shape {expected} ({spec.served_dtype}); "
                      f"{where} has shape {list(shape)}.")
+
+
+def check_bounds(shape: tuple[int, ...], spec: TensorSpec, where: str) -> None:
+    """A shape that already fits the input (check_shape) within the tensor element cap and, for each open
+    dimension, the largest size the model takes (its manifest's max_shape, found by `convert`)."""
+    if any(dim > MAX_TENSOR_ELEMENTS for dim in shape) or math.prod(shape) > MAX_TENSOR_ELEMENTS:
+        raise refuse("tensor_too_large", f"Input {spec.name!r}: {where} has shape {str(list(shape))[:80]}, over "
+                     f"{MAX_TENSOR_ELEMENTS} elements (the limit per tensor).")
+    for axis, (dim, fixed) in enumerate(zip(shape[1:], spec.shape[1:]), start=1):
+        if fixed < 0 and dim == 0:  # `convert` probes from 1: a model may fail on an empty sequence
+            raise refuse("invalid_shape", f"Input {spec.name!r} takes at least 1 in dimension {axis} (shape "
+                         f"{expected_shape(spec)}); {where} has 0.")
+    if spec.max_shape is None:
+        return
+    for axis, (dim, bound) in enumerate(zip(shape[1:], spec.max_shape[1:]), start=1):
+        if dim > bound:
+            raise refuse("dimension_too_large", f"Input {spec.name!r} takes at most {bound} in dimension {axis} "
+                         f"(shape {expected_shape(spec)}); {where} has {dim}.")
+
+
+def check_values(array: np.ndarray, spec: TensorSpec, where: str) -> None:
+    """An id input's values index the model's table: each within its manifest's value_range."""
+    if spec.value_range is None or not array.size:
+        return
+    low, high = spec.value_range
+    outside = array[(array < low) | (array > high)]
+    if outside.size:
+        raise refuse("index_out_of_range", f"Input {spec.name!r} takes ids {low} to {high} (the rows of the "
+                     f"model's table); {where} holds {_first(outside)}.")
 
 
 def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
@@ -96,7 +131,22 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
         return array.astype(target, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target, copy=False)
-    if kind == "f" and target.itemsize < array.dtype.itemsize and not np.isfinite(cast).all():
+    if kind != "b" and not np.isfinite(cast).all():  # integers too: 70000 is beyond float16
+        overflow = np.isinf(cast) & np.isfinite(array)
+        if overflow.any():
+            raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
+                         f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
+    return cast
+
+
+def narrow_floats(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
+    """Floats of one width (an FP16 tensor for an FP32 input, or the reverse) as the input's: widening is exact,
+    narrowing rounds to the nearest value, and a finite value beyond the input's range is refused, the rule for
+    JSON numbers."""
+    target = np.dtype(spec.served_dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = array.astype(target)
+    if target.itemsize < array.dtype.itemsize:
         overflow = np.isinf(cast) & np.isfinite(array)
         if overflow.any():
             raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "

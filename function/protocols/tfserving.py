@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from function.errors import InvalidInput, refuse
 from function.model.manifest import Manifest
-from function.protocols.tensor_values import DTYPE_NAMES, check_shape, is_b64, to_array, to_json
+from function.protocols.tensor_values import (DTYPE_NAMES, check_bounds, check_shape, check_values, is_b64, to_array,
+                                              to_json)
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
@@ -131,6 +132,8 @@ def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatc
         except InvalidInput:
             _raise_for_first_bad_row(column, spec, names, rows)
             raise
+        check_bounds(array.shape, spec, where)
+        check_values(array, spec, where)
         arrays[spec.name] = array
     return TensorBatch(arrays)
 
@@ -161,6 +164,8 @@ def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> Tens
         column, where = columns[spec.name]
         array = to_array(column, spec, where)
         check_shape(array.shape, spec, where, batched=True)
+        check_bounds(array.shape, spec, where)
+        check_values(array, spec, where)
         arrays[spec.name] = array
     sizes = {name: len(array) for name, array in arrays.items()}
     if len(set(sizes.values())) > 1:

@@ -6,6 +6,7 @@ either: the stable version, or a canary's share). Errors take TF Serving's shape
 from __future__ import annotations
 
 from function.protocols import tfserving
+from function.protocols.tfserving_paths import check_int64_version
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
@@ -17,8 +18,11 @@ def _task(ctx: RouteContext) -> TensorTask:
     if "label" in ctx.path_params:
         return registry.tensor_task(name, registry.label_version(name, ctx.path_params["label"]))
     if "version" in ctx.path_params:
+        # Read as the int64 TF Serving reads (0050 is 50; beyond int64 a 400) before the model is looked up, as
+        # TF Serving parses the whole path first.
+        number = check_int64_version(ctx.path_params["version"])
         manifests = [task.manifest for task in registry.versions(name)]
-        return registry.tensor_task(name, tfserving.find_version(manifests, ctx.path_params["version"]))
+        return registry.tensor_task(name, tfserving.find_version(manifests, str(number)))
     return registry.tensor_task(name)
 
 

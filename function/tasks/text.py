@@ -27,6 +27,10 @@ class TextTask(Task):
                      "integer")
         self.require(ids.shape[1] in (-1, max_length),
                      f"preprocessing.max_length {max_length} does not fit input shape {list(ids.shape)}")
+        for spec in manifest.inputs:  # the tokenizer truncates to max_length: the model must take that many
+            self.require(spec.max_shape is None or max_length <= spec.max_shape[1],
+                         f"preprocessing.max_length {max_length} is beyond the {spec.max_shape and spec.max_shape[1]} "
+                         f"tokens input {spec.name!r} takes (its max_shape)")
         tokenizer = manifest.file("tokenizer", "tokenizer.json")
         self.require(tokenizer.name in manifest.files, f"the tokenizer {tokenizer.name!r} is not listed in files")
 

@@ -6,6 +6,9 @@ import json
 
 import pytest
 
+from convert.input_bounds import PROBE_LIMIT
+TABLE_ROWS = 32  # conftest.py VOCABULARY: [PAD], [UNK], w0 ... w29
+
 pytestmark = pytest.mark.slow
 
 
@@ -26,6 +29,11 @@ def test_text_embedding_manifest(embedding_saved_model, tmp_path, run_convert):
                                  "tokenizer.json": sha256(embedding_saved_model / "tokenizer.json")}
     assert [(tensor["role"], tensor["name"], tensor["shape"], tensor["dtype"]) for tensor in manifest["inputs"]] == [
         ("input_ids", "input_ids", [1, -1], "int32"), ("attention_mask", "attention_mask", [1, -1], "int32")]
+    # The bounds convert finds in the model: ids index the 32-row embedding table; nothing bounds the open length
+    # below the probe's limit (no position table), so both inputs are recorded at it.
+    ids, mask = manifest["inputs"]
+    assert ids["value_range"] == [0, TABLE_ROWS - 1] and "value_range" not in mask
+    assert ids["max_shape"] == mask["max_shape"] == [-1, PROBE_LIMIT]
     assert [(tensor["role"], tensor["shape"]) for tensor in manifest["outputs"]] == [("embedding", [1, 8])]
     fidelity = manifest["fidelity"]
     assert fidelity["passed"] and fidelity["samples"] == 200

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
+TABLE_ROWS = 32  # conftest.py VOCABULARY: [PAD], [UNK], w0 ... w29
+
 pytestmark = pytest.mark.slow
 
 
@@ -19,6 +21,10 @@ def test_int8_text_model_keeps_int32_ids_and_copies_the_tokenizer(text_saved_mod
     assert set(inputs) == {"input_ids", "attention_mask"}
     assert inputs["input_ids"]["dtype"] == "int32" and inputs["input_ids"]["quantization"] is None
     assert inputs["input_ids"]["shape"] == [1, 12]
+    # Its ids index the embedding table (int8 weights, through the converter's negative-index wrap); a fixed length
+    # needs no max_shape.
+    assert inputs["input_ids"]["value_range"] == [0, TABLE_ROWS - 1] and "max_shape" not in inputs["input_ids"]
+    assert "value_range" not in inputs["attention_mask"]
     assert manifest["outputs"][0]["dtype"] == "int8" and manifest["outputs"][0]["quantization"]["scale"] > 0
     assert manifest["preprocessing"]["tokenizer"] == "tokenizer.json"
     assert (out_dir / "tokenizer.json").read_bytes() == (text_saved_model / "tokenizer.json").read_bytes()
