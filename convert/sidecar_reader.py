@@ -52,4 +52,4 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
         extra["description"] = text(data["description"], "description")
     return Sidecar(directory=saved_model_dir, name=name, task=task, labels=fields.labels, output=fields.output,
                    preprocessing=fields.preprocessing, inputs=fields.inputs, outputs=fields.outputs, samples=samples,
-                   representative=representative, extra=extra)
+                   representative=representative, extra=extra, multi_label=fields.multi_label)
