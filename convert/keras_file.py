@@ -26,7 +26,7 @@ from convert.recurrent import copy_weights, needs_unrolling, unrolled_copy
 from convert.sidecar import SIDECAR_FILE
 from convert.sidecar_reader import read_sidecar_file
 from convert.text_vectorization import CODE as TEXT_VECTORIZATION_CODE
-from convert.text_vectorization import describe, write_tokenizer
+from convert.text_vectorization import check_settings, describe, write_tokenizer
 
 KERAS_SUFFIX = ".keras"
 TOKENIZER_FILE = "tokenizer.json"
@@ -199,6 +199,8 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
     keras = _import_keras()
     model = _load(keras_path, keras)
     vectorizer = _text_vectorization(model, keras)
+    if vectorizer is not None:
+        check_settings(vectorizer.name, vectorizer.get_config())  # before the model is rebuilt around its settings
     if vectorizer is not None and sidecar is None:
         raise ConversionError("bad_sidecar", f"{keras_path.name} takes raw text (TextVectorization layer "
                               f"'{vectorizer.name}'): pass --sidecar SIDECAR.json with its task, labels and "
