@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from function.models.registry import ModelRegistry
-from tests.functional.convert.conftest import _keras, digits_split, image_sidecar, write_model_dir
+from function.catalog.registry import ModelRegistry
+from function.entry import handle_event
+from tests.support.convert_models import digits_split, image_sidecar, seeded_keras, write_model_dir
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import make_service
 
@@ -32,7 +33,7 @@ def multi_label_sidecar(**changes) -> dict:
 
 @pytest.fixture(scope="session")
 def multi_label_digits(models_root):
-    keras = _keras()
+    keras = seeded_keras()
     x_train, y_train, x_test, _ = digits_split()
     pixels = keras.Input(shape=(8, 8, 1), name="pixels")
     hidden = keras.layers.Dense(32, activation="relu", name="hidden")(keras.layers.Flatten(name="flatten")(pixels))
@@ -61,7 +62,7 @@ def test_served_label_sets_are_keras_thresholded_sigmoids(multi_label_digits, tm
         for start in range(0, HELD_OUT, 15):
             body = {"model": "digit_tags", "images": [png(image) for image in images[start:start + 15]],
                     "threshold": threshold}
-            result = service.handle_event(http_api_event("POST", "/classify", body), None)
+            result = handle_event(service, http_api_event("POST", "/classify", body), None)
             assert result["statusCode"] == 200, result["body"]
             served += [{entry["label"] for entry in p["labels"]} for p in json.loads(result["body"])["predictions"]]
         assert served == [{label for label, score in zip(LABELS, row) if score >= threshold} for row in sigmoids]
