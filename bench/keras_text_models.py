@@ -126,3 +126,20 @@ def trained_multi_label_dir(root: Path) -> Path:
     sidecar = {**sentiment_sidecar("vader_tags", multi_label=True), "labels": MULTI_LABELS}
     return save_model_dir(root / "vader_tags", model, sidecar, texts_of(held_out))
 
+
+EMBEDDING_DIMENSIONS = 16
+
+
+def text_embedding_dir(root: Path) -> Path:
+    """String in, TextVectorization, Embedding, masked average, Dense: a text_embedding model (untrained: the served
+    vectors are compared with model.predict's, which any weights allow)."""
+    k = keras()
+    train, held_out = vader_split()
+    text = k.Input((1,), dtype="string", name="text")
+    tokens = k.layers.Embedding(VOCABULARY_SIZE, 16, mask_zero=True, name="embedding")(
+        vectorizer(k, texts_of(train))(text))
+    vector = k.layers.Dense(EMBEDDING_DIMENSIONS, name="project")(k.layers.GlobalAveragePooling1D(name="pool")(tokens))
+    sidecar = {"schema": 1, "name": "vader_embedding", "task": "text_embedding",
+               "validation": {"samples": "validation.npz"}}
+    return save_model_dir(root / "vader_embedding", k.Model(text, vector, name="vader_embedding"), sidecar,
+                          texts_of(held_out))

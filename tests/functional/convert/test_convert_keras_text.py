@@ -1,6 +1,7 @@
 """Keras text models with strings in, as the Keras tutorials make them, converted from their .keras file and served:
 /sentiment on raw strings answers as `model.predict(strings)` does, for a pooled, an LSTM, a GRU and a
-Bidirectional(LSTM) classifier, and a multi-label model's label sets are Keras's thresholded sigmoids."""
+Bidirectional(LSTM) classifier, a multi-label model's label sets are Keras's thresholded sigmoids, and /embed on a
+text_embedding model's raw strings gives model.predict's vectors."""
 from __future__ import annotations
 
 import json
@@ -159,3 +160,28 @@ def test_the_threshold_is_part_of_the_cache_key_and_is_checked(converted_multi_l
     error = post(make_service(ModelRegistry(single_root)), "/sentiment",
                  {"model": single.name, "text": text, "threshold": 0.5}, status=400)
     assert error["error"]["code"] == "invalid_field" and "multi-label" in error["error"]["message"]
+
+
+def test_a_text_embedding_from_a_keras_file_embeds_raw_strings_as_model_predict(text_models_root, tmp_path):
+    import keras
+
+    from convert.__main__ import main
+
+    source = kt.text_embedding_dir(text_models_root)
+    out_root = tmp_path / "served"
+    assert main([str(source / "model.keras"), str(out_root / source.name), "--sidecar", str(source / "sidecar.json"),
+                 "--quantization", "float32"]) == 0
+    manifest = json.loads((out_root / source.name / "manifest.json").read_text())
+    assert [spec["role"] for spec in manifest["inputs"]] == ["input_ids"]  # fixed length: no attention mask
+    texts = np.load(source / "validation.npz")["raw_texts"]
+    wanted = keras.saving.load_model(source / "model.keras").predict(kt.strings(texts), verbose=0)
+    service = make_service(ModelRegistry(out_root))
+    got = []
+    for start in range(0, len(texts), REQUEST_TEXTS):
+        chunk = [str(text) for text in texts[start:start + REQUEST_TEXTS]]
+        body = post(service, "/embed", {"model": source.name, "texts": chunk, "normalize": False})
+        got += [entry["embedding"] for entry in body["embeddings"]]
+    got = np.array(got)
+    assert got.shape == (kt.HELD_OUT, kt.EMBEDDING_DIMENSIONS)
+    assert np.abs(got - wanted).max() <= 1e-4
+    assert np.std(wanted, axis=0).min() > 0  # the vectors differ from text to text
