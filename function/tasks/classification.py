@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from function.errors import refuse
+from function.errors import quoted, refuse
 from function.model.outputs import is_label_score, label_scores, labels_at_or_above
 from function.tasks.base import Result, Task
 
@@ -32,7 +32,7 @@ def threshold_of(task: Task, options: dict) -> float:
     if not task.manifest.multi_label:
         if "threshold" in options:
             raise refuse("invalid_field", f"'threshold' applies to multi-label models; model "
-                         f"{task.manifest.name!r} answers with its one most likely label.", param="threshold")
+                         f"{quoted(task.manifest.name)} answers with its one most likely label.", param="threshold")
         return DEFAULT_THRESHOLD
     return float(options.get("threshold", DEFAULT_THRESHOLD))
 
