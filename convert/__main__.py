@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 # Before anything imports TensorFlow: keep its C++ start-up chatter off the terminal.
@@ -49,8 +50,9 @@ publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODE
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m convert", description=__doc__, epilog=MODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("saved_model_dir", metavar="SAVED_MODEL_DIR", type=Path,
-                        help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb")
+    parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
+                        help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
+                             "or a Keras 3 .keras file (with --sidecar)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced)")
     parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
@@ -62,10 +64,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-agreement", metavar="FRACTION", type=float,
                         help="classifiers only: accept a lower (or demand a higher) top-1 agreement than the mode's "
                              "threshold, e.g. 0.85 to serve int8 knowingly; the manifest records the threshold used")
+    parser.add_argument("--sidecar", metavar="SIDECAR.json", type=Path,
+                        help="for a .keras file: its sidecar; the validation files it names are read from beside it")
     parser.add_argument("--compare", action="store_true",
                         help="also convert, gate and time the other three modes in memory (they are not written) "
                              "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
     return parser
+
+
+def convert(args: argparse.Namespace) -> None:
+    """A SavedModel directory as it is; a .keras file through a temporary export (convert/keras_file.py)."""
+    from convert.keras_file import KERAS_SUFFIX, prepare_keras_file  # noqa: PLC0415  (keeps --help instant)
+    from convert.output_dir import check_replaceable  # noqa: PLC0415
+    from convert.pipeline import run  # noqa: PLC0415
+
+    source = args.saved_model_dir
+    options = dict(mode=args.quantization, representative_path=args.representative, compare=args.compare,
+                   min_agreement=args.min_agreement)
+    if source.suffix != KERAS_SUFFIX and not source.is_file():
+        if args.sidecar is not None:
+            raise ConversionError("bad_sidecar", f"--sidecar is for .keras files: a SavedModel directory's sidecar "
+                                  f"is the sidecar.json inside it ({source / 'sidecar.json'})")
+        run(source, args.out_dir, **options)
+        return
+    check_replaceable(args.out_dir)  # before the minutes a load and export can take
+    if args.sidecar is not None and not args.sidecar.is_file():
+        raise ConversionError("bad_sidecar", f"--sidecar {args.sidecar} does not exist: pass the sidecar.json of the "
+                              "model (docs/model-format.md)")
+    with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
+        print(f"  loading {source} with Keras and exporting it with model.export()")
+        saved_model = prepare_keras_file(source, args.sidecar, Path(work))
+        run(saved_model, args.out_dir, source=source, **options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,11 +104,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return publish(argv[1:])
     args = build_parser().parse_args(argv)
-    from convert.pipeline import run  # noqa: PLC0415  (keeps --help and usage errors instant)
-
     try:
-        run(args.saved_model_dir, args.out_dir, args.quantization, args.representative, args.compare,
-            min_agreement=args.min_agreement)
+        convert(args)
     except ConversionError as error:
         print(f"convert: error: {error.message} [{error.code}]", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -13,10 +13,11 @@ from convert.errors import ConversionError
 from convert.litert_model import LiteRTModel
 from convert.samples import Samples
 from function.errors import ServingError
-from function.model.outputs import probabilities
+from function.model.outputs import label_scores, probabilities
 from function.catalog.registry import UnservableModel, open_model
 from function.config import TaskLimits
 from function.tasks.base import Result, Task
+from function.tasks.classification import DEFAULT_THRESHOLD
 from function.tasks.tensor import output_array
 from function.tasks.text_embedding import decode_vector
 
@@ -56,12 +57,25 @@ def _refused(problem: str) -> ConversionError:
 
 
 def _label(task: Task, result: Result, expected: dict[str, np.ndarray]) -> str | None:
+    if task.manifest.multi_label:
+        return _labels(task, result, expected)
     scores = task.manifest.output_spec("scores")
     probs = probabilities(expected[scores.name][np.newaxis], task.manifest.output)[0]
     chosen = task.manifest.labels.index(result["label"])
     if probs[chosen] < probs.max() - SCORE_TOLERANCE or abs(probs[chosen] - result["score"]) > SCORE_TOLERANCE:
         best = task.manifest.labels[int(probs.argmax())]
         return f"{result['label']!r} ({result['score']}) where the model scores {best!r} at {probs.max():.6f}"
+    return None
+
+
+def _labels(task: Task, result: Result, expected: dict[str, np.ndarray]) -> str | None:
+    """A multi-label answer: exactly the labels the converted model scores at or above the default threshold."""
+    scores = label_scores(expected[task.manifest.output_spec("scores").name][np.newaxis], task.manifest.output)[0]
+    want = {label: float(score) for label, score in zip(task.manifest.labels, scores)
+            if score >= DEFAULT_THRESHOLD}
+    got = {entry["label"]: entry["score"] for entry in result["labels"]}
+    if set(got) != set(want) or any(abs(got[label] - want[label]) > SCORE_TOLERANCE for label in got):
+        return f"labels {sorted(got)} where the model scores {sorted(want)} at or above {DEFAULT_THRESHOLD}"
     return None
 
 

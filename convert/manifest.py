@@ -41,6 +41,7 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | Non
     if sidecar is not None and sidecar.tokenizer is not None:
         files[sidecar.tokenizer.name] = _sha256(sidecar.tokenizer.read_bytes())
     classification = sidecar is None or sidecar.labels is not None
+    multi_label = {"multi_label": True} if sidecar is not None and sidecar.multi_label else {}
     return {
         "schema": SCHEMA,
         "name": name,
@@ -49,6 +50,7 @@ def build_manifest(*, name: str, sidecar: Sidecar | None, output_kind: str | Non
         "task": sidecar.task if sidecar else "tensor",
         "labels": sidecar.labels if sidecar else None,
         "output": output_kind if classification else None,
+        **multi_label,
         "preprocessing": _preprocessing(sidecar) if sidecar else None,
         "model_file": MODEL_FILE,
         "files": files,

@@ -49,10 +49,12 @@ class ConversionJob:
     the reference answers and the gate. Constructing it runs every check that needs no conversion."""
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
-                 log: Callable[[str], None] = print, min_agreement: float | None = None) -> None:
+                 log: Callable[[str], None] = print, min_agreement: float | None = None,
+                 source: Path | None = None) -> None:
         self._start = time.monotonic()
         self._log = log
         self.saved_model_dir = saved_model_dir
+        self.source = source or saved_model_dir  # what the user pointed convert at
         check_saved_model_dir(saved_model_dir)
         self.sidecar: Sidecar | None = load_sidecar(saved_model_dir)
         self.task = TASK_KINDS[self.sidecar.task] if self.sidecar else WITHOUT_SIDECAR
@@ -64,7 +66,7 @@ class ConversionJob:
         self.stage(f"loading the SavedModel {saved_model_dir}")
         self.info: SavedModelInfo = load_saved_model(saved_model_dir)
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
-        self.name = self.sidecar.name if self.sidecar else saved_model_dir.resolve().name
+        self.name = self.sidecar.name if self.sidecar else (source.stem if source else saved_model_dir.resolve().name)
 
     def stage(self, message: str) -> None:
         self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
@@ -170,7 +172,7 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
     latencies = measure_latencies({mode: result.content for mode, result in results.items()}, job.validation.one(0))
     float32_size = len(job.float32_probe)
     conversion_report = report.Report(
-        name=job.name, task=job.sidecar.task if job.sidecar else None, saved_model=job.saved_model_dir.as_posix(),
+        name=job.name, task=job.sidecar.task if job.sidecar else None, saved_model=job.source.as_posix(),
         served_mode=served_mode, samples={"source": job.validation.source, "count": job.validation.count},
         converter=job.converter_version, columns=job.gate.columns)
     for mode in quantize.MODES:
@@ -183,14 +185,16 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
 
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         representative_path: Path | None = None, compare: bool = False,
-        log: Callable[[str], None] = print, min_agreement: float | None = None) -> report.Report:
-    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too)."""
+        log: Callable[[str], None] = print, min_agreement: float | None = None,
+        source: Path | None = None) -> report.Report:
+    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too).
+    `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
     if mode not in quantize.MODES:
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
-    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement)
+    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source)
     modes = quantize.MODES if compare else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)

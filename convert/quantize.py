@@ -14,6 +14,9 @@ MODES = ("float32", "float16", "dynamic", "int8")
 DEFAULT_MODE = "dynamic"
 # Flex op names that come from text handling inside the model (TextVectorization, lookups, ragged splits).
 STRING_OP_MARKERS = ("String", "Regex", "Lookup", "Ragged", "Unicode")
+# The scope of the op that failed, in the converter's location text: "functional_1/lstm_1/TensorArrayV2_1@..." names
+# the layer (lstm_1); a Bidirectional layer's loops sit one scope deeper (bidirectional/forward_lstm).
+TENSOR_LIST_SCOPE = re.compile(r'"TensorList\w*:", "[^/"]+/([^"@]+?)/(?:while/|TensorArray)')
 # Calibration cost grows with every sample; a few hundred real inputs pin the activation ranges well enough.
 CALIBRATION_LIMIT = 200
 
@@ -60,13 +63,37 @@ def explain_converter_failure(text: str, mode: str) -> ConversionError:
         else:
             advice = "in the form this model uses them: rewrite those layers with ops TFLite has, and export again"
         return ConversionError("needs_flex", f"the model uses TensorFlow ops LiteRT cannot run{ops}, {advice}")
+    if "TensorList" in text:
+        scope = TENSOR_LIST_SCOPE.search(text)
+        layer = f"recurrent layer '{scope.group(1)}'" if scope else "a recurrent layer (LSTM, GRU, RNN)"
+        return ConversionError("recurrent_layer", f"{layer} runs a loop over TensorList ops, which the TFLite "
+                               "converter lowers only when every shape is fixed, batch included: convert the "
+                               "model's .keras file instead (python -m convert MODEL.keras OUT --sidecar "
+                               "SIDECAR.json unrolls it), or build the layer with unroll=True over a fixed sequence "
+                               "length and export again")
     if "'NoneType' object is not callable" in text:
         return ConversionError("underscore_layer_name", "the converter failed with \"'NoneType' object is not "
                                "callable\", which Keras layer names starting with '_' cause: rename them and "
                                "export again")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [without_location(line.strip()) for line in text.splitlines() if line.strip()]
     first_error = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no details")
     return ConversionError("converter_failed", f"the TFLite converter failed in {mode} mode: {first_error[:300]}")
+
+
+def without_location(line: str) -> str:
+    """An MLIR error line without its `loc(callsite(...))` prefix, which can fill hundreds of characters before
+    the reason: "<unknown>:0: error: loc(...): 'tf.X' op requires ..." -> "error: 'tf.X' op requires ..."."""
+    start = line.find("loc(")
+    if start < 0:
+        return line
+    depth = 0
+    for index in range(start + 3, len(line)):
+        depth += {"(": 1, ")": -1}.get(line[index], 0)
+        if depth == 0:
+            prefix = line[:start].rsplit("error:", 1)
+            head = "error: " if len(prefix) == 2 else prefix[0]
+            return (head + line[index + 1:].lstrip(": ")).strip()
+    return line
 
 
 def convert_saved_model(saved_model_dir: Path, mode: str, representative: Samples | None = None) -> bytes:

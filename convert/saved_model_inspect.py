@@ -41,8 +41,8 @@ def check_saved_model_dir(path: Path) -> None:
     if not path.exists():
         raise ConversionError("missing_directory", f"{path} does not exist: pass the directory model.export() wrote")
     if path.is_file():
-        hint = " (a .keras file is not a SavedModel: load it and call model.export(DIR))" if path.suffix in (
-            ".keras", ".h5") else ""
+        hint = (" (convert takes a .keras file as it is: python -m convert MODEL.keras OUT --sidecar SIDECAR.json)"
+                if path.suffix == ".keras" else "")
         raise ConversionError("not_a_saved_model", f"{path} is a file, not a SavedModel directory{hint}")
     if not any((path / name).is_file() for name in GRAPH_FILES):
         raise ConversionError(

@@ -10,7 +10,7 @@ SIDECAR_FILE = "sidecar.json"
 SCHEMA = 1
 # Every key a schema 1 sidecar may hold, whatever the task.
 SIDECAR_KEYS = ("schema", "name", "task", "labels", "output", "preprocessing", "inputs", "outputs", "validation",
-                "metrics", "description")
+                "metrics", "description", "multi_label")
 VALIDATION_KEYS = ("samples", "representative")
 
 
@@ -27,6 +27,7 @@ class Sidecar:
     samples: Path
     representative: Path
     extra: dict = field(default_factory=dict)  # metrics, description: carried, never interpreted
+    multi_label: bool = False  # classifiers: each label its own sigmoid unit
 
     @property
     def tokenizer(self) -> Path | None:

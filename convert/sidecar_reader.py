@@ -15,7 +15,7 @@ from convert.sidecar_fields import (DOCS, check_keys, choice, file_in, mapping, 
 from convert.tasks import TASK_KINDS
 
 
-def _read(path: Path) -> dict:
+def read_sidecar_file(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -32,7 +32,7 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
     path = saved_model_dir / SIDECAR_FILE
     if not path.is_file():
         return None
-    data = _read(path)
+    data = read_sidecar_file(path)
     check_keys(data, SIDECAR_KEYS, "", "of sidecar.json")
     if data.get("schema") != SCHEMA:
         raise refuse("schema", f"is {show(data.get('schema'))}", f"write {SCHEMA} (this convert reads schema {SCHEMA})")
@@ -52,4 +52,4 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
         extra["description"] = text(data["description"], "description")
     return Sidecar(directory=saved_model_dir, name=name, task=task, labels=fields.labels, output=fields.output,
                    preprocessing=fields.preprocessing, inputs=fields.inputs, outputs=fields.outputs, samples=samples,
-                   representative=representative, extra=extra)
+                   representative=representative, extra=extra, multi_label=fields.multi_label)

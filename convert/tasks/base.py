@@ -21,6 +21,7 @@ class TaskFields:
     preprocessing: dict | None = None
     inputs: dict[str, str] | list[str] | None = None  # role -> signature input name, or (tensor) names in order
     outputs: dict[str, str] | list[str] | None = None
+    multi_label: bool = False  # classifiers: each label its own sigmoid unit, answered at or above a threshold
 
 
 @dataclass(frozen=True)

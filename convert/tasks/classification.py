@@ -6,8 +6,9 @@ from pathlib import Path
 import numpy as np
 
 from convert.fidelity.classification import Top1Gate
+from convert.fidelity.multi_label import MultiLabelGate
 from convert.saved_model_inspect import SavedModelInfo, TensorInfo
-from convert.sidecar_fields import choice, require, role_map, strings
+from convert.sidecar_fields import choice, flag, require, role_map, strings
 from convert.tasks.base import Binding, TaskFields, TaskKind, bind_roles, describe, mismatch, single_output
 from convert.tasks.image import check_image_input, parse_image_preprocessing
 from convert.tasks.text import ROLES as TEXT_ROLES
@@ -17,8 +18,9 @@ OUTPUT_KINDS = ("probabilities", "logits")
 SCORES = "scores"  # the role of the one output a classifier serves
 
 
-def check_scores(labels: list[str], tensor: TensorInfo) -> None:
-    """One label per output unit; a single unit is binary (sigmoid P(labels[1])), so it needs two."""
+def check_scores(labels: list[str], tensor: TensorInfo, multi_label: bool = False) -> None:
+    """One label per output unit; a single unit is binary (sigmoid P(labels[1])), so it needs two, unless the
+    model is multi-label (each unit one label's own yes/no)."""
     if not tensor.is_float:
         raise mismatch("task", f"is a classification task but output {describe(tensor)} is not float scores",
                        "use \"task\": \"tensor\" to serve it as it is")
@@ -26,9 +28,9 @@ def check_scores(labels: list[str], tensor: TensorInfo) -> None:
         raise mismatch("labels", f"cannot be matched to output {describe(tensor)}, whose width is open",
                        "export the model with a fixed number of classes")
     units = int(np.prod(tensor.shape[1:], dtype=np.int64))
-    expected = 2 if units == 1 else units
+    expected = 2 if units == 1 and not multi_label else units
     if len(labels) != expected:
-        why = ("a 1-unit output is binary: the label for 0, then the label for 1" if units == 1
+        why = ("a 1-unit output is binary: the label for 0, then the label for 1" if expected == 2 and units == 1
                else "one per unit, in output order")
         count = f"{len(labels)} label{'' if len(labels) == 1 else 's'}"
         raise mismatch("labels", f"has {count} but output '{tensor.name}' has {units} unit(s)",
@@ -46,7 +48,9 @@ class Classification(TaskKind):
         preprocessing = self.parse_preprocessing(require(data, "preprocessing"), directory)
         required, optional = self.roles
         inputs = role_map(require(data, "inputs"), "inputs", required, optional)
-        return TaskFields(labels=labels, output=output, preprocessing=preprocessing, inputs=inputs)
+        multi_label = flag(data.get("multi_label", False), "multi_label")
+        return TaskFields(labels=labels, output=output, preprocessing=preprocessing, inputs=inputs,
+                          multi_label=multi_label)
 
     def parse_preprocessing(self, value, directory: Path) -> dict:
         raise NotImplementedError
@@ -59,10 +63,12 @@ class Classification(TaskKind):
         ordered = {role: roles[role] for role in (*self.roles[0], *self.roles[1]) if role in roles}
         self.check_inputs(sidecar.preprocessing, info, ordered)
         output = single_output(info, self.name, "use \"task\": \"tensor\" to serve every output")
-        check_scores(sidecar.labels, info.outputs[output])
+        check_scores(sidecar.labels, info.outputs[output], sidecar.multi_label)
         return Binding(inputs=ordered, outputs={SCORES: output})
 
-    def gate(self, sidecar, binding: Binding, min_agreement: float | None, reference) -> Top1Gate:
+    def gate(self, sidecar, binding: Binding, min_agreement: float | None, reference) -> Top1Gate | MultiLabelGate:
+        if sidecar.multi_label:
+            return MultiLabelGate(binding.outputs[SCORES], sidecar.output, min_agreement)
         return Top1Gate(binding.outputs[SCORES], sidecar.output, min_agreement)
 
 

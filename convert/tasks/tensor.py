@@ -33,7 +33,8 @@ def ordered_names(declared: list[str] | None, available: dict[str, TensorInfo], 
 class Tensor(TaskKind):
     name = "tensor"
     unused_keys = {"labels": "its outputs are tensors, not classes", "output": "its outputs are tensors, not classes",
-                   "preprocessing": "clients send the input tensors themselves"}
+                   "preprocessing": "clients send the input tensors themselves",
+                   "multi_label": "its outputs are tensors, not classes"}
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
         lists = {}

@@ -14,19 +14,27 @@ EMBEDDING = "embedding"
 
 class TextEmbedding(TaskKind):
     name = "text_embedding"
-    unused_keys = {"labels": "an embedding has no classes", "output": "an embedding has no classes"}
+    unused_keys = {"labels": "an embedding has no classes", "output": "an embedding has no classes",
+                   "multi_label": "an embedding has no classes"}
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
         preprocessing = parse_text_preprocessing(require(data, "preprocessing"), directory, self.name)
-        # Both required: the function pads each batch to its longest text, so the model must be told which tokens
-        # are padding, or a text's vector would change with the texts it is batched with.
-        inputs = role_map(require(data, "inputs"), "inputs", ROLES)
+        # attention_mask is optional here and required in bind() for an open sequence length (see there).
+        inputs = role_map(require(data, "inputs"), "inputs", ROLES[:1], ROLES[1:])
         outputs = role_map(data["outputs"], "outputs", (EMBEDDING,)) if "outputs" in data else None
         return TaskFields(preprocessing=preprocessing, inputs=inputs, outputs=outputs)
 
     def bind(self, sidecar, info: SavedModelInfo) -> Binding:
         roles = bind_roles(sidecar.inputs, info, self.name)
-        ordered = {role: roles[role] for role in ROLES}
+        ordered = {role: roles[role] for role in ROLES if role in roles}
+        ids = info.inputs[ordered["input_ids"]]
+        if "attention_mask" not in ordered and len(ids.shape) == 2 and ids.shape[1] is None:
+            # The function pads each batch to its longest text: without a mask telling the model which tokens are
+            # padding, a text's vector would change with the texts it is batched with. A fixed length (every text
+            # padded to max_length, as a TextVectorization layer does) needs none.
+            raise mismatch("inputs.attention_mask", f"is missing and input {describe(ids)} has an open "
+                           "length", "add the model's attention_mask input (the function pads each batch to "
+                           "its longest text), or export the model with a fixed sequence length")
         check_token_inputs(sidecar.preprocessing, info, ordered)
         if sidecar.outputs is not None:
             output, field = sidecar.outputs[EMBEDDING], f"outputs.{EMBEDDING}"

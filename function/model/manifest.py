@@ -84,6 +84,7 @@ class Manifest:
     signature: str
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
+    multi_label: bool = False  # classifiers: each label scored on its own (sigmoid units), not one of them
 
     def input(self, role: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.role == role), None)
@@ -152,11 +153,14 @@ def parse_manifest(data: object, directory: Path, where: object) -> Manifest:
             signature=str(data.get("signature", "serving_default")),
             inputs=tuple(TensorSpec.from_json(spec) for spec in data["inputs"]),
             outputs=tuple(TensorSpec.from_json(spec) for spec in data["outputs"]),
+            multi_label=data.get("multi_label", False),
         )
     except ManifestError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{where}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(manifest.multi_label, bool):
+        raise ManifestError(f"{where}: multi_label must be true or false, not {manifest.multi_label!r}")
     if not manifest.name:
         raise ManifestError(f"{where}: the model has no name")
     if not manifest.outputs:

@@ -19,6 +19,19 @@ def probabilities(raw: np.ndarray, output: str) -> np.ndarray:
     return raw
 
 
+def label_scores(raw: np.ndarray, output: str) -> np.ndarray:
+    """(batch, labels) scores of a multi-label model, each label on its own: its sigmoid unit's probability
+    (`output` "probabilities"), or the sigmoid of its logit. convert's fidelity gate uses it too."""
+    raw = raw.reshape(raw.shape[0], -1).astype(np.float64)
+    return 1.0 / (1.0 + np.exp(-raw)) if output == "logits" else raw
+
+
+def labels_at_or_above(scores: np.ndarray, labels: tuple[str, ...], threshold: float) -> list[dict]:
+    """The {label, score} of one row's labels scoring at least `threshold`, best first (ties in label order)."""
+    order = np.argsort(-scores, kind="stable")
+    return [{"label": labels[i], "score": round(float(scores[i]), 6)} for i in order if scores[i] >= threshold]
+
+
 def ranked(probs: np.ndarray, labels: tuple[str, ...], top_k: int) -> list[dict]:
     """The top_k {label, score} of one row, best first; ties keep label order so answers are reproducible."""
     order = np.argsort(-probs, kind="stable")[:top_k]

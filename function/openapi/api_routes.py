@@ -20,16 +20,19 @@ def describe_classify(deployment: Deployment) -> Operation:
                             "and line breaks optional, with or without a data: URL prefix."}
     properties, constraint = spec.one_or_many("image", "images", image, deployment.settings.max_batch, "image")
     model = spec.model_field(deployment, classify.TASK)
-    body = {"type": "object", **constraint, "properties": {**properties, "model": model, "top_k": top_k}}
-    prediction = spec.obj({"label": spec.STRING, "score": spec.PROBABILITY,
-                           "top_k": spec.array(spec.LABEL_SCORE, minItems=1), "cached": spec.CACHED})
+    body = {"type": "object", **constraint,
+            "properties": {**properties, "model": model, "top_k": top_k, "threshold": spec.THRESHOLD}}
+    prediction = {"oneOf": [spec.obj({"label": spec.STRING, "score": spec.PROBABILITY,
+                                      "top_k": spec.array(spec.LABEL_SCORE, minItems=1), "cached": spec.CACHED}),
+                            spec.MULTI_LABEL]}
     return spec.Operation(
         summary="Classify one image or a batch of images",
         description="Ranked labels for each image, in input order. Send base64 JSON, or the raw image as the body "
                     "(any body that is not a JSON object is read as an image) with its options in the query string.",
         request={"application/json": body, "image/*": {"type": "string", "format": "binary"}},
         parameters=(spec.Parameter("model", model, "The model, for a raw image body."),
-                    spec.Parameter("top_k", top_k, "How many labels, for a raw image body.")),
+                    spec.Parameter("top_k", top_k, "How many labels, for a raw image body."),
+                    spec.Parameter("threshold", spec.THRESHOLD, "Multi-label threshold, for a raw image body.")),
         response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
                            "predictions": spec.array(prediction, minItems=1)}),
         errors=(*spec.JSON_BODY, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type", "image_too_large",
@@ -39,20 +42,24 @@ def describe_classify(deployment: Deployment) -> Operation:
     )
 
 
-def _texts_operation(deployment: Deployment, model: dict, response: dict, **fields) -> Operation:
-    """A route that takes texts (one or a batch) for a text model, bounded by the text limits."""
-    return spec.Operation(request={"application/json": spec.texts_body(deployment, model)}, response=response,
+def _texts_operation(deployment: Deployment, model: dict, response: dict, options: dict | None = None,
+                     **fields) -> Operation:
+    """A route that takes texts (one or a batch) for a text model, bounded by the text limits; `options`: its
+    request fields besides the texts and the model."""
+    return spec.Operation(request={"application/json": spec.texts_body(deployment, model, options)},
+                          response=response,
                           errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
                           limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS), tags=("text",), **fields)
 
 
 def describe_sentiment(deployment: Deployment) -> Operation:
-    prediction = spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The probability of "
-                                                           "label."}, "cached": spec.CACHED})
+    prediction = {"oneOf": [spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The "
+                                                                      "probability of label."}, "cached": spec.CACHED}),
+                            spec.MULTI_LABEL]}
     return _texts_operation(
         deployment, spec.model_field(deployment, text.TASK),
         spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
-                  "predictions": spec.array(prediction, minItems=1)}),
+                  "predictions": spec.array(prediction, minItems=1)}), {"threshold": spec.THRESHOLD},
         summary="Classify the sentiment of one text or a batch",
         description="The most likely label of each text (the sentiment demo model: positive or negative) and its "
                     "probability, in input order.",

@@ -32,6 +32,13 @@ MODEL_VERSION = {**SHA256, "description": "The serving version: the sha256 the m
 LABEL_SCORE = {"type": "object", "required": ["label", "score"], "additionalProperties": False,
                "properties": {"label": STRING, "score": PROBABILITY}}
 
+THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
+             "description": "Multi-label models only: answer every label scoring at least this (refused for a "
+                            "model that answers with one label)."}
+MULTI_LABEL = {"type": "object", "required": ["labels", "cached"], "additionalProperties": False,
+               "description": "A multi-label model's answer: every label at or above the threshold, best first.",
+               "properties": {"labels": {"type": "array", "items": LABEL_SCORE}, "cached": CACHED}}
+
 
 def obj(properties: dict, required: list[str] | None = None, **extra) -> dict:
     """An object of exactly these properties (all required unless `required` says which)."""

@@ -27,9 +27,9 @@ def classify(ctx: RouteContext) -> Response:
             if not request.body:
                 raise refuse("missing_field", "The request body is empty; send an image or JSON.")
             body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
-        top_k = inputs.positive_int(body, "top_k", DEFAULT_TOP_K)
+        options = {"top_k": inputs.positive_int(body, "top_k", DEFAULT_TOP_K), **inputs.threshold_option(body)}
     task = ctx.task(body, TASK)
-    prediction = ctx.predict(task, images, {"top_k": top_k})
+    prediction = ctx.predict(task, images, options)
     return json_response(200, answer(prediction))
 
 

@@ -13,6 +13,7 @@ JSON_TYPES = ("application/json", "text/json")
 DATA_URL = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", re.IGNORECASE)
 WHITESPACE = re.compile(rb"\s+")
 QUERY_INTEGER = re.compile(r"[0-9]{1,9}", re.ASCII)
+QUERY_FRACTION = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?|\.[0-9]{1,9}", re.ASCII)
 
 
 def check_body_size(request: Request, max_bytes: int) -> None:
@@ -118,11 +119,23 @@ def positive_int(body: dict, field: str, default: int) -> int:
     return value
 
 
+def threshold_option(body: dict) -> dict:
+    """{"threshold": t} when the request sets one (a number in [0, 1]: multi-label models only), else {}."""
+    if "threshold" not in body:
+        return {}
+    value = body["threshold"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise refuse("invalid_field", "'threshold' must be a number from 0 to 1.", param="threshold")
+    return {"threshold": float(value)}
+
+
 def query_options(query: dict[str, str]) -> dict:
-    """?model=...&top_k=... for raw image bodies, which have no JSON to carry options. An integer option is ASCII
-    digits, at most 9 of them (str.isdigit() also accepts "²", and int() refuses 4,300 digits): anything else is
-    left as text, which the option's own check refuses with a 400."""
-    options: dict = {name: query[name] for name in ("model", "top_k") if name in query}
+    """?model=...&top_k=...&threshold=... for raw image bodies, which have no JSON to carry options. An integer
+    option is ASCII digits, at most 9 of them (str.isdigit() also accepts "²", and int() refuses 4,300 digits), a
+    fraction likewise: anything else is left as text, which the option's own check refuses with a 400."""
+    options: dict = {name: query[name] for name in ("model", "top_k", "threshold") if name in query}
     if QUERY_INTEGER.fullmatch(options.get("top_k", "")):
         options["top_k"] = int(options["top_k"])
+    if QUERY_FRACTION.fullmatch(options.get("threshold", "")):
+        options["threshold"] = float(options["threshold"])
     return options

@@ -54,8 +54,9 @@ def text_request(ctx: RouteContext) -> tuple[dict, list[str]]:
 
 def sentiment(ctx: RouteContext) -> Response:
     body, texts = text_request(ctx)
+    options = inputs.threshold_option(body)
     task = ctx.task(body, TASK)
-    prediction = ctx.predict(task, texts, {})
+    prediction = ctx.predict(task, texts, options)
     return json_response(200, answer(prediction))
 
 

@@ -11,7 +11,8 @@ from function.log import Timings
 from function.model.outputs import is_label_score, probabilities, ranked
 from function.preprocessing.color_modes import CHANNELS
 from function.tasks.base import Batch, Result, Task
-from function.tasks.classification import check_labels
+from function.tasks.classification import (check_labels, is_multi_label_result, multi_label_results,
+                                           threshold_of)
 
 DEFAULT_TOP_K = 5
 
@@ -47,7 +48,8 @@ class ImageClassification(Task):
         return digest_bytes(item.data)
 
     def cache_options(self, options: dict) -> dict:
-        return {"top_k": self.top_k(options)}
+        threshold = threshold_of(self, options)  # refuses a threshold for a model that picks one label
+        return {"threshold": threshold} if self.manifest.multi_label else {"top_k": self.top_k(options)}
 
     def top_k(self, options: dict) -> int:
         return min(int(options.get("top_k", DEFAULT_TOP_K)), len(self.manifest.labels))
@@ -76,6 +78,8 @@ class ImageClassification(Task):
             return Batch({"image": arrays[0][np.newaxis] if len(arrays) == 1 else np.stack(arrays)})
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
+        if self.manifest.multi_label:
+            return multi_label_results(self, outputs["scores"], options)
         top_k = self.top_k(options)
         results = []
         for row in probabilities(outputs["scores"], self.manifest.output):
@@ -84,6 +88,8 @@ class ImageClassification(Task):
         return results
 
     def is_valid_result(self, result: object, options: dict) -> bool:
+        if self.manifest.multi_label:
+            return is_multi_label_result(self, result, options)
         labels = frozenset(self.manifest.labels)
         if not is_label_score(result, labels) or set(result) != {"label", "score", "top_k"}:
             return False

@@ -1,11 +1,13 @@
-"""Text classification: strings -> token ids -> the most likely label and its probability."""
+"""Text classification: strings -> token ids -> the most likely label and its probability (multi-label: every
+label at or above the threshold)."""
 from __future__ import annotations
 
 import numpy as np
 
 from function.model.outputs import is_label_score, probabilities
 from function.tasks.base import Batch, Result
-from function.tasks.classification import check_labels
+from function.tasks.classification import (check_labels, is_multi_label_result, multi_label_results,
+                                           threshold_of)
 from function.tasks.text import TextTask
 
 
@@ -17,9 +19,12 @@ class TextClassification(TextTask):
         check_labels(self)
 
     def cache_options(self, options: dict) -> dict:
-        return {}
+        threshold = threshold_of(self, options)  # refuses a threshold for a model that picks one label
+        return {"threshold": threshold} if self.manifest.multi_label else {}
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
+        if self.manifest.multi_label:
+            return multi_label_results(self, outputs["scores"], options)
         results = []
         for row in probabilities(outputs["scores"], self.manifest.output):
             best = int(row.argmax())
@@ -27,4 +32,6 @@ class TextClassification(TextTask):
         return results
 
     def is_valid_result(self, result: object, options: dict) -> bool:
+        if self.manifest.multi_label:
+            return is_multi_label_result(self, result, options)
         return is_label_score(result, frozenset(self.manifest.labels)) and set(result) == {"label", "score"}

@@ -52,3 +52,28 @@ def test_other_flex_ops_are_not_blamed_on_text():
                                       "float32")
     assert error.message.endswith("(Foo), in the form this model uses them: rewrite those layers with ops TFLite "
                                   "has, and export again")
+
+
+# Abridged from the converter's error for a Keras 3 LSTM(unroll=False) exported with model.export() (TF 2.21).
+TENSOR_LIST_TEXT = """<unknown>:0: error: loc(callsite(fused["TensorListReserve:", "functional_1/lstm_1/TensorArrayV2_1@__inference___call___615"] at callsite(fused["StatefulPartitionedCall:", "StatefulPartitionedCall@__inference_signature_wrapper___call___650"] at fused["StatefulPartitionedCall:", "StatefulPartitionedCall_1"]))): 'tf.TensorListReserve' op requires element_shape to be static during TF Lite transformation pass
+<unknown>:0: error: Lowering tensor list ops is failed. Please consider using Select TF ops and disabling `_experimental_lower_tensor_list_ops` flag in the TFLite converter object."""
+
+
+def test_a_recurrent_loop_names_the_layer_and_the_change():
+    error = explain_converter_failure(TENSOR_LIST_TEXT, "dynamic")
+    assert error.code == "recurrent_layer"
+    assert error.message.startswith("recurrent layer 'lstm_1' runs a loop over TensorList ops")
+    assert "python -m convert MODEL.keras" in error.message and "unroll=True" in error.message
+    assert "\n" not in error.message
+
+
+def test_a_bidirectional_loop_names_the_inner_layer():
+    text = TENSOR_LIST_TEXT.replace("functional_1/lstm_1/", "functional_1/bidirectional/forward_lstm/")
+    assert "'bidirectional/forward_lstm'" in explain_converter_failure(text, "float32").message
+
+
+def test_a_location_prefix_does_not_hide_the_reason():
+    text = """<unknown>:0: error: loc(callsite(fused["Foo:", "a/b@c"] at fused["X:", "y"])): 'tf.Foo' op has no lowering"""
+    error = explain_converter_failure(text, "float16")
+    assert error.code == "converter_failed"
+    assert error.message == "the TFLite converter failed in float16 mode: error: 'tf.Foo' op has no lowering"

@@ -18,9 +18,9 @@ def fake_saved_model(directory):
 def test_path_checks(tmp_path):
     with pytest.raises(ConversionError, match="does not exist"):
         check_saved_model_dir(tmp_path / "absent")
-    (tmp_path / "model.h5").write_bytes(b"")
-    with pytest.raises(ConversionError, match="a .keras file is not a SavedModel"):
-        check_saved_model_dir(tmp_path / "model.h5")
+    (tmp_path / "model.keras").write_bytes(b"")
+    with pytest.raises(ConversionError, match="convert takes a .keras file as it is"):
+        check_saved_model_dir(tmp_path / "model.keras")
     with pytest.raises(ConversionError, match="no saved_model.pb") as raised:
         check_saved_model_dir(tmp_path)
     assert raised.value.code == "not_a_saved_model"

@@ -144,7 +144,6 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
     (changed(IMAGE, "labels", delete=True), "\"labels\" is missing: add it to sidecar.json"),
     (changed(IMAGE, "preprocessing.color_mode", delete=True), "\"preprocessing.color_mode\" is missing: add it to "
      "\"preprocessing\""),
-    (changed(EMBEDDING, "inputs.attention_mask", delete=True), "\"inputs.attention_mask\" is missing"),
     (changed(IMAGE, "validation.samples", "missing.npz"), "\"validation.samples\" names missing.npz, which is not in"),
     (changed(IMAGE, "validation.samples", "../../etc/passwd"), "\"validation.samples\" is \"../../etc/passwd\": name a "
      "file inside the SavedModel directory"),

@@ -59,6 +59,13 @@ def test_good_fits_bind_roles_to_tensor_names(tmp_path):
     assert list(tensor_binding.outputs) == ["z", "y"]
 
 
+def test_a_fixed_length_embedding_needs_no_attention_mask(tmp_path):
+    """Every text is padded to max_length (a TextVectorization layer's ids): no batch changes a vector."""
+    fixed = signature([tensor("ids", 8, dtype="int32")], [tensor("pooled", 384)])
+    sidecar = changed(changed(EMBEDDING, "inputs.attention_mask", delete=True), "preprocessing.max_length", 8)
+    assert bind(tmp_path, sidecar, fixed).inputs == {"input_ids": "ids"}
+
+
 def test_tensor_without_lists_serves_everything_sorted_by_name(tmp_path):
     binding = bind(tmp_path, changed(changed(TENSOR, "inputs", delete=True), "outputs", delete=True), TENSOR_MODEL)
     assert list(binding.inputs) == ["a", "b"] and list(binding.outputs) == ["y", "z"]
@@ -121,6 +128,11 @@ def test_an_open_image_size_accepts_the_sidecars(tmp_path):
     (EMBEDDING, signature(list(EMBEDDING_MODEL.inputs.values()), [tensor("pooled", None, 384)]),
      "\"outputs.embedding\" leads to output 'pooled' (float32 (N, ?, 384)), which is not one float vector of fixed "
      "size per text (N, dimensions): pool the tokens inside the model"),
+    (changed(EMBEDDING, "inputs.attention_mask", delete=True), signature([tensor("ids", None, dtype="int32")],
+                                                                        [tensor("pooled", 384)]),
+     "\"inputs.attention_mask\" is missing and input 'ids' (int32 (N, ?)) has an open length: add the model's "
+     "attention_mask input (the function pads each batch to its longest text), or export the model with a fixed "
+     "sequence length"),
     # tensor lists
     (changed(TENSOR, "inputs", ["a"]), TENSOR_MODEL, "\"inputs\" leaves out signature input 'b': list every input"),
     (changed(TENSOR, "inputs", ["a", "b", "c"]), TENSOR_MODEL, "\"inputs\" names 'c', which the serving signature "

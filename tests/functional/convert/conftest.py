@@ -6,61 +6,17 @@ docs/model-format.md; the broken ones reproduce real mistakes (tf.saved_model.sa
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from tests.support.convert_models import SEED, digits_split, image_sidecar, seeded_keras, write_model_dir
 
-SEED = 7
 SEQUENCE_LENGTH = 12
 VOCABULARY = ["[PAD]", "[UNK]"] + [f"w{i}" for i in range(30)]
 POSITIVE_TOKEN = "w7"  # the synthetic sentiment: a sentence is positive when it contains this word
-
-
-def _keras():
-    from convert.quiet import import_tensorflow
-
-    import_tensorflow()
-    import keras
-
-    keras.utils.set_random_seed(SEED)
-    return keras
-
-
-def write_model_dir(directory: Path, model, sidecar: dict | None, validation: dict | None,
-                    representative: dict | None = None) -> Path:
-    model.export(str(directory), verbose=False)
-    if validation is not None:
-        np.savez(directory / "validation.npz", **validation)
-    if representative is not None:
-        np.savez(directory / "representative.npz", **representative)
-    if sidecar is not None:
-        (directory / "sidecar.json").write_text(json.dumps(sidecar, indent=2))
-    return directory
-
-
-def digits_split():
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    x = (digits.images / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)
-    y = digits.target.astype(np.int64)
-    return x[:1500], y[:1500], x[1500:], y[1500:]
-
-
-def image_sidecar(name: str, input_name: str = "pixels") -> dict:
-    return {
-        "schema": 1, "name": name, "task": "image_classification", "labels": [str(d) for d in range(10)],
-        "output": "probabilities",
-        "preprocessing": {"type": "image", "color_mode": "L", "size": [8, 8], "resize": "bilinear",
-                          "mean": [0.0], "std": [16.0]},
-        "inputs": {"image": input_name},
-        "validation": {"samples": "validation.npz", "representative": "representative.npz"},
-    }
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +26,7 @@ def models_root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def trained_digits_model():
-    keras = _keras()
+    keras = seeded_keras()
     x_train, y_train, _, _ = digits_split()
     inputs = keras.Input(shape=(8, 8, 1), name="pixels")
     x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(inputs)
@@ -123,7 +79,7 @@ def write_tokenizer(path: Path) -> None:
 @pytest.fixture(scope="session")
 def text_saved_model(models_root) -> Path:
     """Two int32 inputs (input_ids, attention_mask), a real tokenizer.json, and a learnable synthetic task."""
-    keras = _keras()
+    keras = seeded_keras()
     rng = np.random.default_rng(SEED)
     ids, mask, labels = synthetic_sentences(800, rng)
     input_ids = keras.Input(shape=(SEQUENCE_LENGTH,), dtype="int32", name="input_ids")
@@ -169,7 +125,7 @@ def text_embedding_sidecar(name: str) -> dict:
 def embedding_saved_model(models_root) -> Path:
     """Token embeddings, a tanh projection and a mean over real tokens only; the sequence length is open (None),
     as the function pads each batch to its own longest text. Untrained: the gate compares, it does not judge."""
-    keras = _keras()
+    keras = seeded_keras()
     rng = np.random.default_rng(SEED)
     ids, mask, _ = synthetic_sentences(200, rng)
     input_ids = keras.Input(shape=(None,), dtype="int32", name="input_ids")
@@ -197,7 +153,7 @@ def tensor_inputs(count: int, rng: np.random.Generator) -> dict[str, np.ndarray]
 def tensor_saved_model(models_root) -> Path:
     """Two inputs (features, extra) and two outputs (category probabilities, a price), trained for a few epochs
     on a synthetic rule so that the outputs vary as a real model's do."""
-    keras = _keras()
+    keras = seeded_keras()
     rng = np.random.default_rng(SEED)
     train, validation, representative = tensor_inputs(600, rng), tensor_inputs(150, rng), tensor_inputs(200, rng)
     features, extra = keras.Input(shape=(4,), name="features"), keras.Input(shape=(3,), name="extra")
@@ -223,7 +179,7 @@ def tensor_saved_model(models_root) -> Path:
 @pytest.fixture(scope="session")
 def feature_model_declared_as_image(models_root) -> Path:
     """One float feature vector in, class probabilities out, and a sidecar that calls it an image classifier."""
-    keras = _keras()
+    keras = seeded_keras()
     features = keras.Input(shape=(4,), name="features")
     model = keras.Model(features, keras.layers.Dense(10, activation="softmax", name="classes")(features))
     sidecar = image_sidecar("features", "features")
@@ -236,7 +192,7 @@ def feature_model_declared_as_image(models_root) -> Path:
 @pytest.fixture(scope="session")
 def two_output_image_saved_model(models_root) -> Path:
     """A digits-shaped image model with a second (auxiliary) output that a classifier would drop."""
-    keras = _keras()
+    keras = seeded_keras()
     pixels = keras.Input(shape=(8, 8, 1), name="pixels")
     flat = keras.layers.Flatten(name="flatten")(pixels)
     outputs = {"digit": keras.layers.Dense(10, activation="softmax", name="digit")(flat),
@@ -265,7 +221,7 @@ def weightless_saved_model(models_root, trained_digits_model, image_saved_model)
 @pytest.fixture(scope="session")
 def string_input_saved_model(models_root) -> Path:
     """Raw text in, TextVectorization inside: needs Flex string ops that LiteRT cannot run."""
-    keras = _keras()
+    keras = seeded_keras()
     vectorize = keras.layers.TextVectorization(max_tokens=20, output_sequence_length=6, name="vectorize")
     vectorize.adapt(["a good film", "a bad film", "good acting"])
     text = keras.Input(shape=(1,), dtype="string", name="text")
@@ -278,7 +234,7 @@ def string_input_saved_model(models_root) -> Path:
 @pytest.fixture(scope="session")
 def two_float_inputs_saved_model(models_root) -> Path:
     """Two anonymous float inputs and no sidecar: nothing says which is which."""
-    keras = _keras()
+    keras = seeded_keras()
     left, right = keras.Input(shape=(4,), name="left"), keras.Input(shape=(4,), name="right")
     merged = keras.layers.Concatenate(name="merge")([left, right])
     model = keras.Model([left, right], keras.layers.Dense(3, activation="softmax", name="out")(merged))

@@ -31,10 +31,10 @@ def test_directory_that_is_not_a_saved_model(tmp_path, run_convert):
     assert_one_line_error(code, err, "not a SavedModel", "model.export(", "[not_a_saved_model]")
 
 
-def test_keras_file_instead_of_a_directory(tmp_path, run_convert):
+def test_a_keras_file_that_keras_cannot_load(tmp_path, run_convert):
     (tmp_path / "model.keras").write_bytes(b"PK")
     code, _, err = run_convert(tmp_path / "model.keras", tmp_path / "out")
-    assert_one_line_error(code, err, "a .keras file is not a SavedModel", "model.export(DIR)")
+    assert_one_line_error(code, err, "Keras cannot load model.keras", "[not_a_keras_file]")
 
 
 def test_corrupt_saved_model_pb(tmp_path, run_convert):

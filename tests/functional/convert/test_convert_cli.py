@@ -19,7 +19,7 @@ def run_cli(*args) -> subprocess.CompletedProcess:
 def test_help_documents_every_option_and_mode():
     result = run_cli("--help")
     assert result.returncode == 0
-    for text in ("SAVED_MODEL_DIR", "OUT_DIR", "--quantization", "--representative", "--compare",
+    for text in ("MODEL", ".keras", "--sidecar", "OUT_DIR", "--quantization", "--representative", "--compare",
                  "float32", "float16", "dynamic", "int8", "threshold", "exit codes", "docs/conversion.md"):
         assert text in result.stdout
 
