@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-agreement", metavar="FRACTION", type=float,
                         help="classifiers only: accept a lower (or demand a higher) top-1 agreement than the mode's "
                              "threshold, e.g. 0.85 to serve int8 knowingly; the manifest records the threshold used")
+    parser.add_argument("--name", metavar="NAME",
+                        help="the name the model is served under (default: the sidecar's \"name\", else the "
+                             "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
+                             "SavedModel side by side")
     parser.add_argument("--compare", action="store_true",
                         help="also convert, gate and time the other three modes in memory (they are not written) "
                              "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         run(args.saved_model_dir, args.out_dir, args.quantization, args.representative, args.compare,
-            min_agreement=args.min_agreement)
+            min_agreement=args.min_agreement, name=args.name)
     except ConversionError as error:
         print(f"convert: error: {error.message} [{error.code}]", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -22,6 +22,7 @@ from convert.quiet import import_tensorflow
 from convert.samples import Samples, generate_samples, load_samples
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
 from convert.sidecar import Sidecar
+from convert.sidecar_fields import served_name
 from convert.sidecar_reader import load_sidecar
 from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
 from convert.tasks.base import Binding
@@ -49,7 +50,8 @@ class ConversionJob:
     the reference answers and the gate. Constructing it runs every check that needs no conversion."""
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
-                 log: Callable[[str], None] = print, min_agreement: float | None = None) -> None:
+                 log: Callable[[str], None] = print, min_agreement: float | None = None,
+                 name: str | None = None) -> None:
         self._start = time.monotonic()
         self._log = log
         self.saved_model_dir = saved_model_dir
@@ -64,7 +66,8 @@ class ConversionJob:
         self.stage(f"loading the SavedModel {saved_model_dir}")
         self.info: SavedModelInfo = load_saved_model(saved_model_dir)
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
-        self.name = self.sidecar.name if self.sidecar else saved_model_dir.resolve().name
+        # The served name: --name, else the sidecar's, else the SavedModel directory's.
+        self.name = name or (self.sidecar.name if self.sidecar else saved_model_dir.resolve().name)
 
     def stage(self, message: str) -> None:
         self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
@@ -183,14 +186,17 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
 
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         representative_path: Path | None = None, compare: bool = False,
-        log: Callable[[str], None] = print, min_agreement: float | None = None) -> report.Report:
+        log: Callable[[str], None] = print, min_agreement: float | None = None,
+        name: str | None = None) -> report.Report:
     """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too)."""
     if mode not in quantize.MODES:
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
-    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement)
+    if name is not None:
+        served_name(name)
+    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, name)
     modes = quantize.MODES if compare else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)
