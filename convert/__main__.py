@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "threshold, e.g. 0.85 to serve int8 knowingly; the manifest records the threshold used")
     parser.add_argument("--sidecar", metavar="SIDECAR.json", type=Path,
                         help="for a .keras file: its sidecar; the validation files it names are read from beside it")
+    parser.add_argument("--name", metavar="NAME",
+                        help="the name the model is served under (default: the sidecar's \"name\", else the "
+                             "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
+                             "SavedModel side by side")
     parser.add_argument("--compare", action="store_true",
                         help="also convert, gate and time the other three modes in memory (they are not written) "
                              "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
@@ -80,7 +84,7 @@ def convert(args: argparse.Namespace) -> None:
 
     source = args.saved_model_dir
     options = dict(mode=args.quantization, representative_path=args.representative, compare=args.compare,
-                   min_agreement=args.min_agreement)
+                   min_agreement=args.min_agreement, name=args.name)
     if source.suffix != KERAS_SUFFIX and not source.is_file():
         if args.sidecar is not None:
             raise ConversionError("bad_sidecar", f"--sidecar is for .keras files: a SavedModel directory's sidecar "

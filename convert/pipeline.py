@@ -22,6 +22,7 @@ from convert.quiet import import_tensorflow
 from convert.samples import Samples, generate_samples, load_samples
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
 from convert.sidecar import Sidecar
+from convert.sidecar_fields import served_name
 from convert.sidecar_reader import load_sidecar
 from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
 from convert.tasks.base import Binding
@@ -50,7 +51,7 @@ class ConversionJob:
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
                  log: Callable[[str], None] = print, min_agreement: float | None = None,
-                 source: Path | None = None) -> None:
+                 source: Path | None = None, name: str | None = None) -> None:
         self._start = time.monotonic()
         self._log = log
         self.saved_model_dir = saved_model_dir
@@ -66,7 +67,9 @@ class ConversionJob:
         self.stage(f"loading the SavedModel {saved_model_dir}")
         self.info: SavedModelInfo = load_saved_model(saved_model_dir)
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
-        self.name = self.sidecar.name if self.sidecar else (source.stem if source else saved_model_dir.resolve().name)
+        # The served name: --name, else the sidecar's, else the SavedModel's (or its .keras file's) name.
+        self.name = name or (self.sidecar.name if self.sidecar else
+                             (source.stem if source else saved_model_dir.resolve().name))
 
     def stage(self, message: str) -> None:
         self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
@@ -186,7 +189,7 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None,
-        source: Path | None = None) -> report.Report:
+        source: Path | None = None, name: str | None = None) -> report.Report:
     """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too).
     `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
     if mode not in quantize.MODES:
@@ -194,7 +197,9 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     check_replaceable(out_dir)
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
-    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source)
+    if name is not None:
+        served_name(name)
+    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source, name)
     modes = quantize.MODES if compare else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)

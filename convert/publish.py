@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from function.aws.s3 import S3Client, S3Error
-from function.catalog.download import file_sha256
+from function.model.files import file_sha256
 from function.model.manifest import MANIFEST_FILE
 from convert.rollout import RolloutError, check_label, labelled, promoted, rolled_back
 from function.catalog.published import (INDEX_FILE, STABLE, ModelIndexError, PublishedEntry, PublishedModel,

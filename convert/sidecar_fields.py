@@ -79,10 +79,19 @@ def text(value: Any, field: str) -> str:
     return value
 
 
+NAME_RULE = "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (it appears in URLs)"
+
+
 def model_name(value: Any) -> str:
     if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
-        raise refuse("name", f"is {show(value)}", "use 1-64 letters, digits, '.', '_' or '-', starting with a letter "
-                     "or digit (it appears in URLs)")
+        raise refuse("name", f"is {show(value)}", NAME_RULE)
+    return value
+
+
+def served_name(value: str) -> str:
+    """`convert --name`: the same rule as the sidecar's "name"."""
+    if not NAME_PATTERN.fullmatch(value):
+        raise ConversionError("bad_name", f"--name {show(value)}: {NAME_RULE}")
     return value
 
 

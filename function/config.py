@@ -20,6 +20,9 @@ class Env:
     MODEL_SOURCE = "MODEL_SOURCE"
     MODEL_REFRESH_SECONDS = "MODEL_REFRESH_SECONDS"  # how often to look for a newly published version; 0 = never
     MODEL_DOWNLOAD_DIR = "MODEL_DOWNLOAD_DIR"  # where published models are downloaded to
+    # true: MODEL_DIR is looked at on every request, its models added, replaced or removed without a restart
+    # (`python -m function.devserver` sets it; an image's models/ never changes).
+    MODEL_DIR_WATCH = "MODEL_DIR_WATCH"
 
     # S3 uploads and SQS messages (docs/events.md): where their results go, and which uploads are classified.
     RESULTS_BUCKET = "RESULTS_BUCKET"  # SQS results; uploads' results go to the upload's own bucket unless set
@@ -206,6 +209,7 @@ class ServiceSettings:
     preload_models: bool
     log_level: str
     serve_page: bool = False
+    model_dir_watch: bool = False
     metrics: MetricsSettings = MetricsSettings()
 
     def limit(self, variable: str) -> int:
@@ -248,9 +252,12 @@ class ServiceSettings:
         preload = (_env(Env.PRELOAD_MODELS, environ) or "none").lower()
         if preload not in {"none", "all"}:
             raise ValueError(f"{Env.PRELOAD_MODELS} must be none or all, not {preload!r}")
-        serve_page = (_env(Env.SERVE_PAGE, environ) or "false").lower()
-        if serve_page not in {"true", "false"}:
-            raise ValueError(f"{Env.SERVE_PAGE} must be true or false, not {serve_page!r}")
+        def flag(name: str) -> bool:
+            raw = (_env(name, environ) or "false").lower()
+            if raw not in {"true", "false"}:
+                raise ValueError(f"{name} must be true or false, not {raw!r}")
+            return raw == "true"
+
         values = dict(
             model_dir=Path(_env(Env.MODEL_DIR, environ) or DEFAULT_MODEL_DIR),
             model_source=_env(Env.MODEL_SOURCE, environ),
@@ -272,7 +279,8 @@ class ServiceSettings:
             max_text_chars=number(Env.MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),
             preload_models=preload == "all",
             log_level=(_env(Env.LOG_LEVEL, environ) or "INFO").upper(),
-            serve_page=serve_page == "true",
+            serve_page=flag(Env.SERVE_PAGE),
+            model_dir_watch=flag(Env.MODEL_DIR_WATCH),
             metrics=MetricsSettings.from_env(environ),
         )
         values.update(overrides)

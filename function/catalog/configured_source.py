@@ -13,4 +13,4 @@ def open_model_source(settings: ServiceSettings) -> ModelSource:
         from function.catalog.s3_source import S3ModelSource  # noqa: PLC0415
 
         return S3ModelSource.from_settings(settings)
-    return ModelDirectory(Path(settings.model_source or settings.model_dir))
+    return ModelDirectory(Path(settings.model_source or settings.model_dir), watch=settings.model_dir_watch)

@@ -22,21 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from function.aws.s3 import S3Client
-from function.model.files import ModelFilesError, ModelFilesRefused
+from function.model.files import ModelFilesError, ModelFilesRefused, file_sha256
 
 log = logging.getLogger("function")
 
-HASH_CHUNK_BYTES = 1 << 20
 # Left free on /tmp beyond the files themselves: the SQLite cache, Python's own temporary files.
 SPARE_BYTES = 16 << 20
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while chunk := file.read(HASH_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class DownloadedFiles:

@@ -36,8 +36,10 @@ from function.tasks.tensor import TensorTask
 log = logging.getLogger("function")
 
 
-class ModelDirectoryError(ValueError):
-    """The models cannot be served as a whole (two directories claim one model name): the init fails."""
+# The `code` GET /models gives an unservable model: two directories claim its name, or anything else (its
+# manifest, its task, its files), which the reason names.
+DUPLICATE_NAME = "duplicate_model_name"
+UNSERVABLE = "model_unavailable"
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,10 @@ class UnservableModel:
     name: str
     directory: Path
     reason: str
+    code: str = UNSERVABLE
 
     def summary(self) -> dict:
-        return {"name": self.name, "available": False, "reason": self.reason}
+        return {"name": self.name, "available": False, "code": self.code, "reason": self.reason}
 
 
 class ModelRegistry:
@@ -73,9 +76,8 @@ class ModelRegistry:
 
     def _install(self, listing: list[ListedModel]) -> None:
         """The listing at start: every model's task, built but not loaded."""
-        self._check_names(listing)
+        listing, unservable = claimed_once(listing)
         tasks: dict[str, Task] = {}
-        unservable: dict[str, UnservableModel] = {}
         rollouts: dict[str, Rollout] = {}
         for listed in listing:
             entry = task_for(listed, self.limits)
@@ -129,8 +131,14 @@ class ModelRegistry:
 
     def refresh(self) -> None:
         """Called by every request: starts a check of the source in the background when one is due (a cheap no-op
-        otherwise). Never waits for S3: the request goes on with the models served now."""
+        otherwise). Never waits for S3: the request goes on with the models served now. A watched local directory
+        is checked here and now instead (a few reads of a local disk), so the request that follows a conversion
+        sees the new model; concurrent requests wait for that one check."""
         if not self.source.due():
+            return
+        if self.source.checks_on_request:
+            with self._refresh_lock:
+                self.refresh_now()
             return
         with self._refresh_lock:
             if self._refresher is not None and self._refresher.is_alive():
@@ -146,15 +154,13 @@ class ModelRegistry:
 
     def refresh_now(self) -> None:
         """One check, here and now: the source's new listing, or the last one not wholly taken in, when due."""
-        listing = self.source.poll() or self._unsettled
+        listing = self.source.poll()
+        if listing is None:  # unchanged ([] is a change: every model is gone)
+            listing = self._unsettled
         if listing is None:
             return
         before = {name: task.manifest.version for name, task in self.tasks.items()}
-        try:
-            self._take_in(listing)
-        except ModelDirectoryError as exc:
-            log.error("new model listing refused; serving the previous one", extra={"fields": {"problem": str(exc)}})
-            return
+        self._take_in(listing)
         after = {name: task.manifest.version for name, task in self.tasks.items()}
         changed = {name: {"from": before.get(name), "to": version} for name, version in after.items()
                    if before.get(name) != version}
@@ -163,10 +169,10 @@ class ModelRegistry:
             log.info("models changed", extra={"fields": {"source": self.source.description, "changes": changed}})
 
     def _take_in(self, listing: list[ListedModel]) -> None:
-        """A refresh's listing, model by model: a new version replaces the one serving only once it is loaded."""
-        self._check_names(listing)
+        """A refresh's listing, model by model: a new version replaces the one serving only once it is loaded. A name
+        two directories claim is served by neither (which one is meant is not for the function to guess)."""
+        listing, unservable = claimed_once(listing)
         tasks: dict[str, Task] = {}
-        unservable: dict[str, UnservableModel] = {}
         pending: dict[str, dict] = {}
         rollouts: dict[str, Rollout] = {}
         for listed in listing:
@@ -205,15 +211,6 @@ class ModelRegistry:
         except (ModelFilesError, OSError, http.client.HTTPException) as exc:
             return UnservableModel(listed.name, listed.directory, f"{type(exc).__name__}: {exc}")
         return entry
-
-    def _check_names(self, listing: list[ListedModel]) -> None:
-        claimed: dict[str, Path] = {}
-        for listed in listing:
-            if listed.name in claimed:
-                raise ModelDirectoryError(f"model directories {claimed[listed.name]} and {listed.directory} both "
-                                          f"serve a model named {listed.name!r}: rename one (the name comes from "
-                                          "its sidecar.json)")
-            claimed[listed.name] = listed.directory
 
     @property
     def names(self) -> list[str]:
@@ -290,6 +287,24 @@ class ModelRegistry:
                 task.load()
             except ModelUnavailable:
                 pass  # logged with its reason; the model answers 503 and the others still serve
+
+
+def claimed_once(listing: list[ListedModel]) -> tuple[list[ListedModel], dict[str, UnservableModel]]:
+    """The listed models whose name one directory alone claims, and, for each name two or more claim, why none of
+    them is served (one float16 and one int8 conversion of one SavedModel side by side, say)."""
+    claims: dict[str, list[Path]] = {}
+    for listed in listing:
+        claims.setdefault(listed.name, []).append(listed.directory)
+    unservable = {}
+    for name, directories in claims.items():
+        if len(directories) > 1:
+            named = ", ".join(str(directory) for directory in directories[:-1]) + f" and {directories[-1]}"
+            claim = "both claim" if len(directories) == 2 else "all claim"
+            unservable[name] = UnservableModel(name, directories[0], f"the model directories {named} {claim} "
+                                               f"the name {name!r}: give each its own (`python -m convert --name`) "
+                                               "or remove one", DUPLICATE_NAME)
+            log.error("model cannot be served", extra={"fields": {"model": name, "problem": unservable[name].reason}})
+    return [listed for listed in listing if listed.name not in unservable], unservable
 
 
 def listed_version(listed: ListedModel) -> str:

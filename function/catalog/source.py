@@ -5,11 +5,12 @@ its files present before anything reads them. Only a source that can change is p
 """
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from function.model.files import PRESENT, ModelFiles
+from function.model.files import PRESENT, ModelFiles, ModelFilesError, file_sha256
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 
 
@@ -39,14 +40,15 @@ class ModelSourceError(RuntimeError):
 class ModelSource(ABC):
     description: str  # for the logs and the local server's first line
     directory: Path  # where the model directories are on disk (downloaded into, for a remote source)
+    checks_on_request = False  # True: a due check runs in the request that sees it (a local disk), not in the background
 
     @abstractmethod
     def models(self) -> list[ListedModel]:
         """Every model, read now."""
 
     def due(self) -> bool:
-        """Whether a refresh check is due now. A directory never changes under a running function (a new image or
-        EFS content comes with new containers): never."""
+        """Whether a refresh check is due now. A directory in the image never changes under a running function (a
+        new image or EFS content comes with new containers): never, unless watched (the local server)."""
         return False
 
     def close(self) -> None:
@@ -70,20 +72,83 @@ class ModelSource(ABC):
 
 
 class ModelDirectory(ModelSource):
-    """One sub-directory per model, as `python -m convert` writes them: the image's models/, or an EFS mount."""
+    """One sub-directory per model, as `python -m convert` writes them: the image's models/, or an EFS mount.
 
-    def __init__(self, directory: Path):
+    Hidden sub-directories are never models: `convert` builds a model in `.NAME.staging-*` beside its final place and
+    renames it only once complete (convert/output_dir.py). With `watch` (the local server), `due()` is a stat of the
+    directory and of every file one level down, a few microseconds per model, so a model converted, copied in,
+    replaced or removed while the server runs is served (or gone) at the next request; each file is then checked
+    against its manifest's sha256 before it is loaded, so a directory still being copied is not served."""
+
+    def __init__(self, directory: Path, watch: bool = False):
         self.directory = Path(directory)
         self.description = str(self.directory)
+        self.watch = watch
+        self.checks_on_request = watch  # the check reads a local disk: no reason to leave the request path
+        self._seen: tuple | None = None
 
     def models(self) -> list[ListedModel]:
+        self._seen = self._fingerprint() if self.watch else None
         listing = []
         for manifest_file in sorted(self.directory.glob(f"*/{MANIFEST_FILE}")):
             directory = manifest_file.parent
+            if directory.name.startswith("."):
+                continue
             try:
                 manifest = load_manifest(directory)
-                listing.append(ListedModel(manifest.name, directory, manifest))
+                files = VerifiedFiles(manifest) if self.watch else PRESENT
+                listing.append(ListedModel(manifest.name, directory, manifest, files))
             except ManifestError as exc:
                 listing.append(ListedModel(directory.name, directory, exc))
         return listing
 
+    def due(self) -> bool:
+        return self.watch and self._fingerprint() != self._seen
+
+    def poll(self) -> list[ListedModel] | None:
+        return self.models() if self.due() else None
+
+    def _fingerprint(self) -> tuple:
+        """What changes when a model directory is added, removed or renamed, or a file in one is written."""
+        seen = []
+        try:
+            entries = sorted(os.scandir(self.directory), key=lambda entry: entry.name)
+        except OSError:
+            return ()
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            try:
+                seen.append((entry.name, entry.inode(), *_stamp(entry.stat())))
+                seen.extend((entry.name, file.name, *_stamp(file.stat())) for file in os.scandir(entry.path))
+            except OSError:  # removed while looked at: the next request looks again
+                seen.append((entry.name, None))
+        return tuple(seen)
+
+
+def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+class VerifiedFiles:
+    """The files of a model directory that may still be changing under the server: each one's sha256 is checked
+    against the manifest once, before the model loads (a copy still being written is refused, and served once the
+    directory changes again and its files match)."""
+
+    def __init__(self, manifest: Manifest):
+        self.manifest = manifest
+        self._verified = False
+
+    def ensure(self) -> None:
+        if self._verified:
+            return
+        for name, expected in self.manifest.files.items():
+            path = self.manifest.directory / name
+            try:
+                actual = file_sha256(path)
+            except OSError as exc:
+                raise ModelFilesError(f"{path}: {type(exc).__name__}: {exc.strerror or exc}") from exc
+            if actual != expected:
+                raise ModelFilesError(f"{path}: its sha256 is {actual[:12]}..., the manifest says {expected[:12]}... "
+                                      "(still being written? the model is served once its files match)")
+        self._verified = True

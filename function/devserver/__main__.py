@@ -25,13 +25,15 @@ def main(argv: list[str] | None = None) -> int:
 
     # The page to try the models is for people at this server: on unless SERVE_PAGE says otherwise.
     os.environ.setdefault("SERVE_PAGE", "true")
+    # Models converted, replaced or removed while it runs are picked up at the next request.
+    os.environ.setdefault("MODEL_DIR_WATCH", "true")
     if args.model_dir:
         if not os.path.isdir(args.model_dir):
             parser.error(f"--model-dir {args.model_dir}: no such directory")
         os.environ["MODEL_DIR"] = args.model_dir
     try:
         from function.app import CACHE_SETTINGS, SERVICE, SETTINGS, handler  # noqa: PLC0415  (reads MODEL_DIR: after --model-dir)
-    except ValueError as exc:  # a bad environment variable, two model directories claiming one name
+    except ValueError as exc:  # a bad environment variable
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:

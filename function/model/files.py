@@ -2,7 +2,11 @@
 a verified download for a published model (function/catalog/download.py)."""
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Protocol
+
+HASH_CHUNK_BYTES = 1 << 20
 
 
 class ModelFilesError(RuntimeError):
@@ -27,3 +31,11 @@ class PresentFiles:
 
 
 PRESENT = PresentFiles()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(HASH_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()

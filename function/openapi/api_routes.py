@@ -2,6 +2,7 @@
 /models, /health, /openapi.json and the page."""
 from __future__ import annotations
 
+from function.catalog.registry import DUPLICATE_NAME, UNSERVABLE
 from function.config import Env
 from function.openapi import spec
 from function.openapi.operation import Deployment, Operation
@@ -112,7 +113,9 @@ def describe_list_models(deployment: Deployment) -> Operation:
     served = spec.obj({"name": spec.STRING, "task": spec.STRING, "version": spec.MODEL_VERSION,
                        "quantization": spec.STRING, "inputs": spec.array(tensor), "outputs": spec.array(tensor),
                        "labels": spec.COUNT, "available": {"const": True}, "loaded": loaded})
-    unservable = spec.obj({"name": spec.STRING, "available": {"const": False},
+    code = {"enum": [DUPLICATE_NAME, UNSERVABLE], "description": f"{DUPLICATE_NAME}: two or more model directories "
+            f"claim this name, and none is served; {UNSERVABLE}: anything else, which the reason names."}
+    unservable = spec.obj({"name": spec.STRING, "available": {"const": False}, "code": code,
                            "reason": {**spec.STRING, "description": "Why the model directory cannot be served."}})
     defaults = spec.obj({kind: spec.STRING for kind in DEFAULT_KINDS}, required=[],
                         description="The model each kind of route uses when a request names none, if served.")

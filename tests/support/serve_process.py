@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +21,14 @@ def serving(model_dir: Path, workdir: Path, **environment: str) -> Iterator[str]
     process = subprocess.Popen([sys.executable, "-m", "function.devserver", "--host", "127.0.0.1", "--port", "0"],
                                cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        first = process.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
-        assert first.startswith("serving on http://127.0.0.1:"), first + process.stderr.read()
-        yield first.split()[2]
+        # "serving on http://127.0.0.1:PORT (...)", after the log lines of any model that cannot be served
+        before = []
+        while (line := process.stdout.readline()) and not line.startswith("serving on http://127.0.0.1:"):
+            before.append(line)
+        assert line, "".join(before) + process.stderr.read()  # the server exited: its output says why
+        # The request log is one JSON line per request: read on, or a full pipe would stall the server.
+        threading.Thread(target=process.stdout.read, daemon=True).start()
+        yield line.split()[2]
     finally:
         process.send_signal(signal.SIGINT)
         try:

@@ -1,4 +1,5 @@
-"""SERVE_PAGE (the page at GET /) and LIMIT_VARIABLES (the limits GET /openapi.json publishes) in function/config.py."""
+"""SERVE_PAGE (the page at GET /), MODEL_DIR_WATCH and LIMIT_VARIABLES (the limits GET /openapi.json publishes) in
+function/config.py."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,3 +27,19 @@ def test_every_limit_is_a_setting_read_from_its_variable():
     assert {variable.lower() for variable in LIMIT_VARIABLES} <= fields
     settings = ServiceSettings.from_env({variable: str(100 + i) for i, variable in enumerate(LIMIT_VARIABLES)})
     assert [settings.limit(variable) for variable in LIMIT_VARIABLES] == [100 + i for i in range(len(LIMIT_VARIABLES))]
+
+
+def test_the_model_directory_is_watched_only_when_asked(tmp_path):
+    """In Lambda the image's models/ never changes: no stat per request unless MODEL_DIR_WATCH=true (the local
+    server sets it)."""
+    from function.catalog.configured_source import open_model_source
+
+    for value, watched in ((None, False), ("false", False), ("true", True)):
+        settings = ServiceSettings.from_env({"MODEL_DIR": str(tmp_path)} | ({"MODEL_DIR_WATCH": value} if value
+                                                                              else {}))
+        source = open_model_source(settings)
+        source.models()
+        (tmp_path / f"new-{value}").mkdir()  # a new directory appears
+        assert source.due() is watched and source.checks_on_request is watched
+    with pytest.raises(ValueError, match="MODEL_DIR_WATCH must be true or false"):
+        ServiceSettings.from_env({"MODEL_DIR_WATCH": "yes"})

@@ -9,7 +9,7 @@ import pytest
 
 from function.errors import ModelNotFound, ModelUnavailable, WrongTask
 from function.http_errors import status_of
-from function.catalog.registry import ModelDirectoryError, ModelRegistry
+from function.catalog.registry import DUPLICATE_NAME, ModelRegistry
 from tests.support.function_fixtures import demo_models  # noqa: F401
 
 
@@ -77,10 +77,22 @@ def test_a_directory_that_cannot_be_served_is_listed_with_its_reason_and_answers
     assert status_of(caught.value) == 503 and reason in caught.value.message
 
 
-def test_two_directories_claiming_one_name_fail_the_init(model_dir):
+def test_two_directories_claiming_one_name_serve_neither_and_say_which(model_dir):
     shutil.copytree(model_dir / "digits", model_dir / "digits_copy")
-    with pytest.raises(ModelDirectoryError, match="both serve a model named 'digits'"):
-        ModelRegistry(model_dir)
+    registry = ModelRegistry(model_dir)
+    entry = registry.unservable["digits"]
+    assert "digits" not in registry.tasks and entry.code == DUPLICATE_NAME
+    assert f"{model_dir / 'digits'} and {model_dir / 'digits_copy'} both claim the name 'digits'" in entry.reason
+    with pytest.raises(ModelUnavailable) as caught:
+        registry.task("digits")
+    assert status_of(caught.value) == 503 and entry.reason in caught.value.message
+
+
+def test_a_hidden_directory_is_never_a_model(model_dir):
+    """convert builds a model in .NAME.staging-* beside its place (convert/output_dir.py)."""
+    shutil.copytree(model_dir / "digits", model_dir / ".digits.staging-abc")
+    registry = ModelRegistry(model_dir)
+    assert list(registry.tasks) == ["digits"] and not registry.unservable
 
 
 def test_relabelling_changes_the_serving_version(model_dir):
