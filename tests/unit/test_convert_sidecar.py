@@ -67,7 +67,7 @@ def test_image_sidecar_loads_normalised(tmp_path):
     loaded = load_sidecar(tmp_path)
     assert loaded.labels == ["cat", "dog"] and loaded.output == "logits" and loaded.inputs == {"image": "pixels"}
     assert loaded.preprocessing == {"type": "image", "color_mode": "RGB", "size": [4, 4], "resize": "bilinear",
-                                    "mean": [127.5] * 3, "std": [1.0] * 3}
+                                    "divisor": 1.0, "mean": [127.5] * 3, "std": [1.0] * 3}
     assert loaded.samples == tmp_path / "validation.npz" == loaded.representative and loaded.tokenizer is None
     assert loaded.extra == {"metrics": {"test_accuracy": 0.9}, "description": "cats and dogs"}
 
@@ -103,7 +103,7 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      "sidecar.json are schema, name, task, labels, output, preprocessing, inputs, outputs, validation, metrics, "
      "description"),
     (changed(IMAGE, "preprocessing.resise", "bilinear"), "\"preprocessing.resise\" is not a known key (did you mean "
-     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, mean, std"),
+     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, divisor, mean, std, keras_applications"),
     (changed(TEXT, "preprocessing.max_len", 8), "\"preprocessing.max_len\" is not a known key (did you mean "
      "\"max_length\"?)"),
     (changed(IMAGE, "validation.sample", "validation.npz"), "\"validation.sample\" is not a known key (did you mean "
@@ -112,9 +112,9 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      "this task are image"),
     # enum values: exact, with the fix
     (changed(IMAGE, "preprocessing.color_mode", "rgb"), "\"preprocessing.color_mode\" is \"rgb\": write \"RGB\" "
-     "(values are case-sensitive; allowed: \"RGB\", \"L\")"),
+     "(values are case-sensitive; allowed: \"RGB\", \"BGR\", \"L\")"),
     (changed(IMAGE, "preprocessing.color_mode", "CMYK"), "\"preprocessing.color_mode\" is \"CMYK\": use one of "
-     "\"RGB\", \"L\""),
+     "\"RGB\", \"BGR\", \"L\""),
     (changed(IMAGE, "preprocessing.resize", "bicubic"), "\"preprocessing.resize\" is \"bicubic\": use one of "
      "\"bilinear\""),
     (changed(IMAGE, "task", "image_classifier"), "\"task\" is \"image_classifier\": did you mean "
