@@ -59,7 +59,7 @@ def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dic
     opening = (f"sidecar.json: \"preprocessing\" ({_describe(declared)}) is not how expected was made: on the "
                f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
     matches = []
-    if gate.raw.kind == "image":
+    if gate.raw.kind == "image" and declared["color_mode"] != "L":  # the known modes are all 3-channel
         for mode, fields in keras_applications.MODES.items():
             candidate = {key: value for key, value in {**declared, **fields}.items() if key != "keras_applications"}
             if keras_applications.mode_of(declared) == mode:
