@@ -188,11 +188,11 @@ class ConversionJob:
         if mode == "float32":
             content = self.float32_probe
         else:
-            self.stage(f"converting to {mode}")
             representative = self.representative if mode == "int8" else None
-            if representative is not None:
+            if representative is not None:  # before calibrating: a wrong scale would only show as a failed gate
                 check_value_ranges(representative, self.validation,
                                    [name for name in self.binding.inputs.values() if self.info.inputs[name].is_float])
+            self.stage(f"converting to {mode}")
             content = quantize.convert_saved_model(self.saved_model_dir, mode, representative)
         model = LiteRTModel(content)
         if set(model.outputs) != set(self.info.outputs) or set(model.inputs) != set(self.info.inputs):

@@ -68,9 +68,10 @@ def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dic
             if result.passed:
                 matches.append((mode, result))
     if not matches:
-        return ConversionError("served_disagrees", f"{opening}; none of the keras.applications modes (caffe, tf, "
-                               "torch, none) matches either: make the sidecar's preprocessing what your pipeline "
-                               "does (docs/model-format.md), or check that expected comes from this model")
+        tried = ("; none of the keras.applications modes (caffe, tf, torch, none) matches either"
+                 if declared["color_mode"] != "L" and gate.raw.kind == "image" else "")
+        return ConversionError("served_disagrees", f"{opening}{tried}: make the sidecar's preprocessing what your "
+                               "pipeline does (docs/model-format.md), or check that expected comes from this model")
     mode, result = max(matches, key=lambda match: match[1].metrics.get("top1_agreement") or 0.0)
     modules = keras_applications.modules_of(mode)
     others = f" (or any of {', '.join(modules[1:])})" if len(modules) > 1 else ""
