@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench import keras_families
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from bench.report import SectionResult
 
@@ -90,4 +91,10 @@ def run(context) -> SectionResult:
                       f"<sub>converted and timed {converted}; reused until the SavedModel or convert/ changes</sub>"]
         except subprocess.CalledProcessError as error:
             parts += ["", f"### {name}", "", f"`python -m convert --compare` failed with exit {error.returncode}."]
+    parts += ["", "### keras.applications preprocessing families, served on raw photos", "",
+              (keras_families.__doc__ or "").split("\n\n", 1)[1].strip().replace("\n", " "), ""]
+    try:
+        parts += keras_families.table()
+    except subprocess.CalledProcessError as error:
+        parts += [f"`python -m convert` failed with exit {error.returncode}."]
     return SectionResult(NUMBER, TITLE, "\n".join(parts), [], time.perf_counter() - started)
