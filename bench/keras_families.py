@@ -21,7 +21,7 @@ CONVERT_TIMEOUT_SECONDS = 600
 
 
 def measure(name: str, scratch: Path) -> dict:
-    from function.models.registry import ModelRegistry  # noqa: PLC0415
+    from function.catalog.registry import ModelRegistry  # noqa: PLC0415
     from tests.support.function_fixtures import make_service  # noqa: PLC0415
     from tests.support.keras_applications_models import build_family_model, classify_agreement  # noqa: PLC0415
 

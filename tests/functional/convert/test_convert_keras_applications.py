@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from function.models.registry import ModelRegistry
+from function.catalog.registry import ModelRegistry
 from tests.support.function_fixtures import make_service
 from tests.support.keras_applications_models import FAMILIES, build_family_model, classify_agreement
 
