@@ -120,12 +120,13 @@ def classify_agreement(service, name: str, model: FamilyModel) -> tuple[float, l
     """POST every served photo (PNG bytes) to /classify; the fraction whose label is model.predict's top-1."""
     from base64 import b64encode
 
+    from function.entry import handle_event
     from tests.support.events import http_api_event
 
     labels = []
     for image in model.served:
         event = http_api_event("POST", "/classify", {"model": f"keras_{name}", "image": b64encode(png(image)).decode()})
-        result = service.handle_event(event, None)
+        result = handle_event(service, event, None)
         if result["statusCode"] != 200:
             raise AssertionError(result["body"])
         labels.append(json.loads(result["body"])["predictions"][0]["label"])
