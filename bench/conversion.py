@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import keras_text
+from bench import keras_families, keras_text
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from bench.report import SectionResult
 
@@ -91,6 +91,12 @@ def run(context) -> SectionResult:
                       f"<sub>converted and timed {converted}; reused until the SavedModel or convert/ changes</sub>"]
         except subprocess.CalledProcessError as error:
             parts += ["", f"### {name}", "", f"`python -m convert --compare` failed with exit {error.returncode}."]
+    parts += ["", "### keras.applications preprocessing families, served on raw photos", "",
+              (keras_families.__doc__ or "").split("\n\n", 1)[1].strip().replace("\n", " "), ""]
+    try:
+        parts += keras_families.table()
+    except subprocess.CalledProcessError as error:
+        parts += [f"`python -m convert` failed with exit {error.returncode}."]
     parts += ["", "### Keras text models from .keras files, served on raw texts", "",
               (keras_text.__doc__ or "").split("\n\n")[1].replace("\n", " "), "",
               *keras_text.table()]

@@ -27,6 +27,7 @@ def _preprocessing(sidecar: Sidecar) -> dict | None:
     if sidecar.preprocessing is None:
         return None
     preprocessing = dict(sidecar.preprocessing)
+    preprocessing.pop("keras_applications", None)  # its numbers are written out; the function reads only those
     if sidecar.tokenizer is not None:
         preprocessing["tokenizer"] = sidecar.tokenizer.name  # copied beside model.tflite
     return preprocessing

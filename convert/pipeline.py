@@ -18,8 +18,11 @@ from convert.latency import Latency, measure_latencies
 from convert.input_bounds import input_bounds
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
+from convert.preprocessing_check import check_preset, diagnose
 from convert.quiet import import_tensorflow
-from convert.samples import Samples, generate_samples, load_samples
+from convert.raw_samples import RawSamples, load_raw_samples, read_arrays
+from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
+from convert.served_gate import NOT_CHECKED, SERVED_COLUMN, Served, ServedGate, served_error
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
 from convert.sidecar import Sidecar
 from convert.sidecar_fields import served_name
@@ -39,10 +42,25 @@ class ModeResult:
     content: bytes
     model: LiteRTModel
     fidelity: GateResult
+    served: GateResult | None  # the served gate on raw samples; None when there are none
+    serves_raw_inputs: bool  # an image or text model: clients send raw inputs, not tensors
 
     @property
     def gate_error(self) -> ConversionError | None:
-        return self.fidelity.error(self.mode)
+        if not self.fidelity.passed or self.served is None or self.served.passed:
+            return self.fidelity.error(self.mode)
+        return served_error(self.mode, self.served)
+
+    @property
+    def metrics(self) -> dict:
+        """The tensor gate's numbers, and (image and text models) the served gate's under "served"."""
+        if not self.serves_raw_inputs:
+            return self.fidelity.metrics
+        served = {"checked": False} if self.served is None else {**self.served.metrics, "passed": self.served.passed}
+        return {**self.fidelity.metrics, "served": served}
+
+    def as_manifest(self) -> dict:
+        return {**self.metrics, "passed": self.gate_error is None}
 
 
 class ConversionJob:
@@ -90,10 +108,35 @@ class ConversionJob:
             raise ConversionError("weightless_export", WEIGHTLESS_ADVICE)
         return content
 
+    @property
+    def serves_raw_inputs(self) -> bool:
+        return self.sidecar is not None and self.sidecar.preprocessing is not None
+
+    @cached_property
+    def raw(self) -> RawSamples | None:
+        """The validation file's raw samples and expected answers (convert/raw_samples.py), if any."""
+        if self.sidecar is None:
+            return None
+        return load_raw_samples(self.sidecar.samples, read_arrays(self.sidecar.samples), self.sidecar.raw_images)
+
+    @cached_property
+    def served_gate(self) -> ServedGate | None:
+        if self.raw is None:
+            return None
+        return ServedGate(Served(self.name, self.sidecar, self.binding, self.sidecar.output, self.raw),
+                          self.min_agreement)
+
     @cached_property
     def validation(self) -> Samples:
         if self.sidecar is None:
             return generate_samples(self.binding.inputs, self.info.inputs)
+        tensors_given = any(key.startswith("inputs_") for key in read_arrays(self.sidecar.samples))
+        if self.served_gate is not None and not tensors_given:
+            # Raw samples alone: the tensor gate's inputs are what the function makes of them.
+            self.stage(f"preprocessing {self.raw.count} raw samples with the function's own code")
+            probe = self.float32_probe
+            inputs = self.served_gate.model_inputs(probe, LiteRTModel(probe))
+            return Samples(inputs=inputs, labels=None, source=f"{self.sidecar.samples.name} (raw samples)")
         return load_samples(self.sidecar.samples, self.binding.inputs, self.info.inputs, MAX_VALIDATION_SAMPLES)
 
     @cached_property
@@ -125,14 +168,36 @@ class ConversionJob:
         self.validation  # noqa: B018
         if "int8" in modes:
             self.representative  # noqa: B018
+        self.served_gate  # noqa: B018  (raw samples are read and checked now too)
+
+    @cached_property
+    def float32_served(self) -> GateResult | None:
+        """The float32 model answering the raw samples as the function will; if it disagrees with expected, no
+        quantization is to blame: the preprocessing is, and the known modes are tried to say which one fits."""
+        if self.served_gate is None:
+            return None
+        compared = check_preset(self.served_gate, self.sidecar.preprocessing)
+        if compared:
+            self.stage(f"the preset's pixels equal keras.applications."
+                       f"{self.sidecar.preprocessing['keras_applications']}.preprocess_input on {compared} raw images")
+        self.stage(f"answering {self.raw.count} raw samples with the function's own code and the float32 model")
+        probe = self.float32_probe
+        result = self.served_gate.judge(probe, LiteRTModel(probe), "float32")
+        if not result.passed:
+            self.stage(f"float32: {result.summary}: trying the known preprocessing modes")
+            raise diagnose(self.served_gate, probe, LiteRTModel(probe), self.sidecar.preprocessing, result)
+        return result
 
     def convert(self, mode: str) -> ModeResult:
         """Convert one mode and hold it against the SavedModel; raises ConversionError when no model comes out."""
         if mode == "float32":
             content = self.float32_probe
         else:
-            self.stage(f"converting to {mode}")
             representative = self.representative if mode == "int8" else None
+            if representative is not None:  # before calibrating: a wrong scale would only show as a failed gate
+                check_value_ranges(representative, self.validation,
+                                   [name for name in self.binding.inputs.values() if self.info.inputs[name].is_float])
+            self.stage(f"converting to {mode}")
             content = quantize.convert_saved_model(self.saved_model_dir, mode, representative)
         model = LiteRTModel(content)
         if set(model.outputs) != set(self.info.outputs) or set(model.inputs) != set(self.info.inputs):
@@ -140,8 +205,13 @@ class ConversionJob:
                                   "SavedModel's: export the Keras model with model.export(DIR)")
         result = self.gate.judge(self.reference, converted_outputs(model, self.validation, mode), self.validation,
                                  mode)
-        self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {result.summary}, gate {'pass' if result.passed else 'FAIL'}")
-        return ModeResult(mode, content, model, result)
+        served = None
+        if self.served_gate is not None:
+            served = self.float32_served if mode == "float32" else self.served_gate.judge(content, model, mode)
+        outcome = ModeResult(mode, content, model, result, served, self.serves_raw_inputs)
+        summary = result.summary + (f", {served.summary}" if served else "")
+        self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {summary}, gate {'pass' if outcome.gate_error is None else 'FAIL'}")
+        return outcome
 
 
 def _row(result: ModeResult, latency: Latency, float32_size: int) -> report.ReportRow:
@@ -149,7 +219,7 @@ def _row(result: ModeResult, latency: Latency, float32_size: int) -> report.Repo
     error = result.gate_error
     return report.ReportRow(
         mode=result.mode, passed=error is None, size_bytes=size, size_ratio_vs_float32=round(size / float32_size, 4),
-        fidelity=result.fidelity.metrics, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms, p99_ms=latency.p99_ms,
+        fidelity=result.metrics, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms, p99_ms=latency.p99_ms,
         latency_runs=latency.runs, error=None if error is None else error.message)
 
 
@@ -176,8 +246,12 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
     float32_size = len(job.float32_probe)
     conversion_report = report.Report(
         name=job.name, task=job.sidecar.task if job.sidecar else None, saved_model=job.source.as_posix(),
-        served_mode=served_mode, samples={"source": job.validation.source, "count": job.validation.count},
-        converter=job.converter_version, columns=job.gate.columns)
+        served_mode=served_mode, samples={"source": job.validation.source, "count": job.validation.count,
+                                          "raw": None if job.raw is None else {"source": job.raw.source,
+                                                                               "kind": job.raw.kind,
+                                                                               "count": job.raw.count}},
+        converter=job.converter_version,
+        columns=job.gate.columns + ((SERVED_COLUMN,) if job.serves_raw_inputs else ()))
     for mode in quantize.MODES:
         if mode in results:
             conversion_report.rows.append(_row(results[mode], latencies[mode], float32_size))
@@ -203,6 +277,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     modes = quantize.MODES if compare else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)
+    job.float32_served  # noqa: B018  (a preprocessing mismatch is refused before any other mode is converted)
     results, failures = _convert_modes(job, modes)
     if not compare and results[mode].gate_error is not None:
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
@@ -216,11 +291,15 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     model_manifest = manifest.build_manifest(
         name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, binding=job.binding, content=served.content,
         model=served.model, mode=mode, saved_model_digest=job.info.digest, converter=job.converter_version,
-        fidelity=served.fidelity.as_manifest(), bounds=input_bounds(served.content))
+        fidelity=served.as_manifest(), bounds=input_bounds(served.content))
     with staged_output_dir(out_dir) as staging:
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)
         checked = verify_with_function(staging, served.model, job.validation)
         job.stage(f"the function loads {out_dir.name} and answers {checked} validation samples as the model does")
     job.stage(f"wrote {out_dir} ({mode}, sha256 {model_manifest['files'][manifest.MODEL_FILE][:12]})")
+    if job.serves_raw_inputs and job.served_gate is None:
+        job.stage(f"note: {NOT_CHECKED}")
+    elif job.served_gate is not None:
+        job.stage(f"the served path was checked: {served.served.summary}")
     return conversion_report

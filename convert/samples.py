@@ -107,3 +107,29 @@ def generate_samples(roles: dict[str, str], specs: dict[str, TensorInfo], count:
         else:
             inputs[name] = rng.integers(1, GENERATED_MAX_TOKEN_ID, size=shape).astype(spec.dtype)
     return Samples(inputs=inputs, labels=None, source="generated")
+
+
+# int8 calibration fixes each float tensor's range from the representative inputs; inputs on another scale than
+# the validation inputs (raw 0..255 pixels for a model fed [-1, 1]) calibrate to the wrong range, and the gate would
+# then fail with advice that misses the cause. A larger spread than this factor either way is refused.
+RANGE_FACTOR = 4.0
+
+
+def check_value_ranges(representative: Samples, validation: Samples, float_inputs: list[str]) -> None:
+    """Raises ConversionError("representative_range") when a float input's values span a range more than
+    RANGE_FACTOR times wider or narrower in the representative inputs than in the validation inputs."""
+    for name in float_inputs:
+        calibration, checked = representative.inputs[name], validation.inputs[name]
+        low, high = float(calibration.min()), float(calibration.max())
+        want_low, want_high = float(checked.min()), float(checked.max())
+        span, want_span = high - low, want_high - want_low
+        if want_span <= 0 and span <= 0:
+            continue
+        ratio = span / want_span if want_span > 0 else float("inf")
+        if ratio > RANGE_FACTOR or ratio < 1 / RANGE_FACTOR:
+            factor = ratio if ratio >= 1 else (1 / ratio if ratio > 0 else float("inf"))
+            raise ConversionError("representative_range", f"{representative.source}: input '{name}' spans "
+                                  f"[{low:.4g}, {high:.4g}] but the validation inputs ({validation.source}) span "
+                                  f"[{want_low:.4g}, {want_high:.4g}], {factor:.3g}x "
+                                  "apart: int8 would calibrate to the wrong range; preprocess the representative "
+                                  "inputs exactly as the validation inputs (the model's own input scale)")

@@ -11,7 +11,7 @@ SCHEMA = 1
 # Every key a schema 1 sidecar may hold, whatever the task.
 SIDECAR_KEYS = ("schema", "name", "task", "labels", "output", "preprocessing", "inputs", "outputs", "validation",
                 "metrics", "description", "multi_label")
-VALIDATION_KEYS = ("samples", "representative")
+VALIDATION_KEYS = ("samples", "representative", "raw_images")
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class Sidecar:
     outputs: dict[str, str] | list[str] | None
     samples: Path
     representative: Path
+    raw_images: list[Path] | None = None  # image files whose expected answers are in `samples` (served gate)
     extra: dict = field(default_factory=dict)  # metrics, description: carried, never interpreted
     multi_label: bool = False  # classifiers: each label its own sigmoid unit
 

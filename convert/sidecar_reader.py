@@ -11,7 +11,7 @@ from pathlib import Path
 from convert.errors import ConversionError
 from convert.sidecar import SCHEMA, SIDECAR_FILE, SIDECAR_KEYS, VALIDATION_KEYS, Sidecar
 from convert.sidecar_fields import (DOCS, check_keys, choice, file_in, mapping, model_name, refuse, require, show,
-                                    text)
+                                    strings, text)
 from convert.tasks import TASK_KINDS
 
 
@@ -45,6 +45,15 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
     representative = samples
     if validation.get("representative") is not None:
         representative = file_in(saved_model_dir, validation["representative"], "validation.representative")
+    raw_images = None
+    if "raw_images" in validation:
+        if task != "image_classification":
+            raise refuse("validation.raw_images", f"does not apply to task \"{task}\" (image files are raw samples "
+                         "of image models)", "remove it")
+        files = strings(validation["raw_images"], "validation.raw_images", "image files inside the SavedModel "
+                        "directory, in the order of the expected array")
+        raw_images = [file_in(saved_model_dir, name, f"validation.raw_images[{index}]")
+                      for index, name in enumerate(files)]
     extra = {}
     if "metrics" in data:
         extra["metrics"] = mapping(data["metrics"], "metrics")
@@ -52,4 +61,5 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
         extra["description"] = text(data["description"], "description")
     return Sidecar(directory=saved_model_dir, name=name, task=task, labels=fields.labels, output=fields.output,
                    preprocessing=fields.preprocessing, inputs=fields.inputs, outputs=fields.outputs, samples=samples,
-                   representative=representative, extra=extra, multi_label=fields.multi_label)
+                   representative=representative, raw_images=raw_images, extra=extra,
+                   multi_label=fields.multi_label)

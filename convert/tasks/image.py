@@ -1,12 +1,13 @@
 """Image preprocessing in the sidecar, and the image input it must fit: float (N, height, width, channels)."""
 from __future__ import annotations
 
+from convert import keras_applications
 from convert.saved_model_inspect import TensorInfo
 from convert.sidecar_fields import check_keys, choice, mapping, numbers, refuse, require, show
 from convert.tasks.base import describe, mismatch, shape_text
 from function.preprocessing.color_modes import CHANNELS
 
-KEYS = ("type", "color_mode", "size", "resize", "mean", "std")
+KEYS = ("type", "color_mode", "size", "resize", "divisor", "mean", "std", "keras_applications")
 RESIZE_METHODS = ("bilinear",)
 
 
@@ -17,6 +18,15 @@ def parse_image_preprocessing(value, task: str) -> dict:
     kind = require(data, "type", "preprocessing")
     if kind != "image":
         raise refuse("preprocessing.type", f"is {show(kind)}, which does not fit task \"{task}\"", "write \"image\"")
+    preset = None
+    if "keras_applications" in data:
+        preset = choice(data["keras_applications"], "preprocessing.keras_applications",
+                        list(keras_applications.PRESETS))
+        for key in keras_applications.FIELDS:
+            if key in data:
+                raise refuse(f"preprocessing.{key}", f"is given with \"keras_applications\": \"{preset}\", which "
+                             f"sets it ({keras_applications.PRESETS[preset]} preprocessing)", "remove one of them")
+        data = {**data, **keras_applications.preset_fields(preset)}
     color_mode = choice(require(data, "color_mode", "preprocessing"), "preprocessing.color_mode", list(CHANNELS))
     size = require(data, "size", "preprocessing")
     if not isinstance(size, list) or len(size) != 2 or not all(
@@ -27,10 +37,17 @@ def parse_image_preprocessing(value, task: str) -> dict:
     resize = choice(data.get("resize", "bilinear"), "preprocessing.resize", RESIZE_METHODS)
     channels = CHANNELS[color_mode]
     what = f"one per {color_mode} channel, or one for all"
+    divisor = data.get("divisor", 1.0)
+    if isinstance(divisor, bool) or not isinstance(divisor, (int, float)) or divisor <= 0:
+        raise refuse("preprocessing.divisor", f"is {show(divisor)}", "give a positive number (each pixel is divided "
+                     "by it before mean and std are applied)")
     mean = numbers(data.get("mean", [0.0]), "preprocessing.mean", (1, channels), what)
     std = numbers(data.get("std", [1.0]), "preprocessing.std", (1, channels), what, positive=True)
-    return {"type": "image", "color_mode": color_mode, "size": [height, width], "resize": resize,
-            "mean": mean * (channels // len(mean)), "std": std * (channels // len(std))}
+    normalised = {"type": "image", "color_mode": color_mode, "size": [height, width], "resize": resize,
+                  "divisor": float(divisor), "mean": mean * (channels // len(mean)), "std": std * (channels // len(std))}
+    if preset is not None:
+        normalised["keras_applications"] = preset  # for the check against Keras; not written to the manifest
+    return normalised
 
 
 def check_image_input(preprocessing: dict, tensor: TensorInfo, task: str) -> None:

@@ -1,7 +1,9 @@
 """Image bytes -> the model's float32 NHWC batch, as the manifest's `preprocessing` says.
 
 Decode with Pillow (JPEG, PNG, WebP, GIF first frame, BMP, TIFF), refuse oversized headers before any pixel is
-decoded, apply EXIF orientation, bring every mode to RGB or L, resize bilinear, then (pixel - mean) / std.
+decoded, apply EXIF orientation, bring every mode to RGB or L, resize bilinear, reverse the channels for BGR, then
+pixel / divisor, minus mean, over std, each step in float32 in that order: exactly the arithmetic of Keras's
+`preprocess_input` "caffe" (BGR, minus mean), "tf" (/ 127.5, - 1) and "torch" (/ 255, - mean, / std) modes.
 Transparency is composited on WHITE: product shots and logos on transparent backgrounds are meant to be seen on a
 page, and Pillow's plain convert would turn transparent pixels into whatever colour they happen to store.
 """
@@ -26,12 +28,15 @@ warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 class ImagePreprocessor:
     def __init__(self, preprocessing: dict, max_pixels: int):
-        self.color_mode = preprocessing.get("color_mode", "RGB")
-        if self.color_mode not in CHANNELS:
-            raise ValueError(f"color_mode must be {' or '.join(CHANNELS)}, not {self.color_mode!r}")
+        color_mode = preprocessing.get("color_mode", "RGB")
+        if color_mode not in CHANNELS:
+            raise ValueError(f"color_mode must be {' or '.join(CHANNELS)}, not {color_mode!r}")
+        self.color_mode = "L" if color_mode == "L" else "RGB"  # what Pillow decodes to
+        self.reverse_channels = color_mode == "BGR"
         height, width = preprocessing["size"]
         self.size = (int(width), int(height))  # Pillow wants (width, height)
-        channels = CHANNELS[self.color_mode]
+        channels = CHANNELS[color_mode]
+        self.divisor = np.float32(preprocessing.get("divisor", 1.0))
         self.mean = np.asarray(preprocessing.get("mean", [0.0] * channels), dtype=np.float32)
         self.std = np.asarray(preprocessing.get("std", [1.0] * channels), dtype=np.float32)
         self.max_pixels = max_pixels
@@ -75,6 +80,10 @@ class ImagePreprocessor:
         pixels = np.array(resized, dtype=np.float32)  # a writable copy: normalized in place, no temporaries
         if pixels.ndim == 2:
             pixels = pixels[:, :, None]
+        if self.reverse_channels:
+            pixels = np.ascontiguousarray(pixels[:, :, ::-1])
+        if self.divisor != 1:  # x / 127.5 is not x * (1 / 127.5) in float32: divide, as Keras does
+            pixels /= self.divisor
         pixels -= self.mean
         pixels /= self.std
         return pixels

@@ -52,6 +52,13 @@ def seed_everything(seed: int = SEED) -> None:
     keras.utils.set_random_seed(seed)
 
 
+def raw_image_arrays(images: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Decoded photos of any size in the validation file's pickle-free form (docs/model-format.md): every image's
+    uint8 pixels concatenated, and one (height, width, channels) row each."""
+    return {"raw_images": np.concatenate([image.ravel() for image in images]),
+            "raw_image_shapes": np.array([image.shape for image in images], dtype=np.int64)}
+
+
 def write_saved_model(
     model,
     out_dir: Path,

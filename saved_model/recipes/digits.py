@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saved_model.recipes.common import SEED, seed_everything, stage, write_saved_model
+from saved_model.recipes.common import SEED, raw_image_arrays, seed_everything, stage, write_saved_model
 
 NAME = "digits"
 LABELS = [str(d) for d in range(10)]
@@ -26,7 +26,8 @@ def pixels_as_png_values(images_0_to_16: np.ndarray) -> np.ndarray:
 
 
 def load_split(seed: int = SEED):
-    """(x_train, y_train, x_test, y_test): float32 NHWC in the contract's preprocessed scale (0..1), int labels."""
+    """(x_train, y_train, x_test, y_test): float32 NHWC in the contract's preprocessed scale (0..1), int labels.
+    x * 255 is each digit as an 8-bit grey image (its raw sample)."""
     from sklearn.datasets import load_digits  # noqa: PLC0415
     from sklearn.model_selection import train_test_split  # noqa: PLC0415
 
@@ -91,6 +92,9 @@ def build(out_dir: Path) -> None:
         model,
         out_dir,
         sidecar(accuracy),
-        validation={"inputs_image": x_test.astype(np.float32), "labels": y_test.astype(np.int64)},
+        # The raw samples: each test digit as the 8-bit grey image a client would send, and the model's answers.
+        validation={"inputs_image": x_test.astype(np.float32), "labels": y_test.astype(np.int64),
+                    **raw_image_arrays(list(np.round(x_test * 255.0).astype(np.uint8))),
+                    "expected": probabilities.astype(np.float32)},
         representative={"inputs_image": x_train[:200].astype(np.float32)},
     )

@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from saved_model.recipes import photos
-from saved_model.recipes.common import package_file, seed_everything, stage, write_saved_model
+from saved_model.recipes.common import package_file, raw_image_arrays, seed_everything, stage, write_saved_model
 from saved_model.recipes.torch_checkpoint import load_checkpoint
 
 NAME = "efficientnet_lite0"
@@ -163,15 +163,15 @@ def load_weights(model, state: dict[str, np.ndarray]) -> None:
         raise ValueError(f"checkpoint tensors left unused: {unused[:5]}")
 
 
-def augmented_inputs(photo_set, per_photo: int, seed: int, full_frame: bool) -> np.ndarray:
-    """Seeded random crops (50-100% of each side) and flips of every photo (plus the full frame if asked),
-    preprocessed like the contract says: real pixel statistics, not noise."""
+def augmented_images(photo_set, per_photo: int, seed: int, full_frame: bool) -> list[Image.Image]:
+    """Seeded random crops (50-100% of each side) and flips of every photo (plus the full frame if asked):
+    real pixel statistics, not noise."""
     rng = np.random.default_rng(seed)
     batch = []
     for photo in photo_set:
         image = photo.open()
         if full_frame:
-            batch.append(photos.to_model_input(image))
+            batch.append(image)
         width, height = image.size
         for _ in range(per_photo - int(full_frame)):
             crop_w = int(width * rng.uniform(0.5, 1.0))
@@ -181,8 +181,14 @@ def augmented_inputs(photo_set, per_photo: int, seed: int, full_frame: bool) -> 
             crop = image.crop((left, top, left + crop_w, top + crop_h))
             if rng.random() < 0.5:
                 crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-            batch.append(photos.to_model_input(crop))
-    return np.stack(batch).astype(np.float32)
+            batch.append(crop)
+    return batch
+
+
+def augmented_inputs(photo_set, per_photo: int, seed: int, full_frame: bool) -> np.ndarray:
+    """The augmented images, preprocessed like the contract says."""
+    images = augmented_images(photo_set, per_photo, seed, full_frame)
+    return np.stack([photos.to_model_input(image) for image in images]).astype(np.float32)
 
 
 def representative_inputs() -> np.ndarray:
@@ -190,12 +196,12 @@ def representative_inputs() -> np.ndarray:
     return augmented_inputs(photos.PHOTOS, REPRESENTATIVE_PER_PHOTO, seed=0, full_frame=True)
 
 
-def validation_inputs(labelled: np.ndarray) -> np.ndarray:
-    """The fidelity gate's inputs: the labelled photos first, then the unlabelled ones and crops of all of them
+def validation_images() -> list[Image.Image]:
+    """The fidelity gate's photos: the labelled ones first, then the unlabelled ones and crops of all of them
     drawn with another seed than calibration, so agreement is measured on ~100 real images, not 7."""
     everything = photos.PHOTOS + photos.AGREEMENT_PHOTOS
-    extra = augmented_inputs(everything, VALIDATION_PER_PHOTO, seed=1, full_frame=False)
-    return np.concatenate([labelled, photos.model_inputs(photos.AGREEMENT_PHOTOS), extra])
+    return ([photo.open() for photo in everything]
+            + augmented_images(everything, VALIDATION_PER_PHOTO, seed=1, full_frame=False))
 
 
 def sidecar(labels: list[str], input_name: str) -> dict:
@@ -231,12 +237,16 @@ def build(out_dir: Path) -> None:
     top1, top5 = sum(r == 1 for r in ranks), sum(r <= 5 for r in ranks)
     stage(f"test photos: top-1 {top1}/{len(ranks)}, top-5 {top5}/{len(ranks)}; making calibration crops")
     representative = representative_inputs()
-    validation = validation_inputs(validation)
+    images = validation_images()
+    validation = np.stack([photos.to_model_input(image) for image in images])
+    # Raw samples: the photos as decoded (any size), with the model's answers on the recipe's own preprocessing.
+    raw = {**raw_image_arrays([np.asarray(image) for image in images]),
+           "expected": model.predict(validation, batch_size=16, verbose=0)}
     stage(f"exporting the SavedModel ({len(validation)} validation, {len(representative)} representative inputs)")
     write_saved_model(
         model,
         out_dir,
         sidecar(labels, model.inputs[0].name),
-        validation={"inputs_image": validation},
+        validation={"inputs_image": validation, **raw},
         representative={"inputs_image": representative},
     )

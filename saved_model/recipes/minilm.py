@@ -119,7 +119,10 @@ def build(out_dir: Path) -> None:
             model,
             out_dir,
             sidecar(),
-            validation={"inputs_input_ids": val_ids, "inputs_attention_mask": val_mask},
+            # Raw samples: the texts themselves, with the model's vectors on the recipe's own tokenization.
+            validation={"inputs_input_ids": val_ids, "inputs_attention_mask": val_mask,
+                        "raw_texts": np.array(validation),
+                        "expected": model.predict([val_ids, val_mask], verbose=0)},
             representative={"inputs_input_ids": rep_ids, "inputs_attention_mask": rep_mask},
             extra_files={"tokenizer.json": tokenizer_file},
         )

@@ -149,7 +149,10 @@ def build(out_dir: Path) -> None:
             model,
             out_dir,
             sidecar(accuracy, len(test_ids)),
-            validation={"inputs_input_ids": validation_ids, "labels": split.test_labels[:VALIDATION_SAMPLES]},
+            # Raw samples: the sentences themselves, with the exported model's scores on the recipe's own ids.
+            validation={"inputs_input_ids": validation_ids, "labels": split.test_labels[:VALIDATION_SAMPLES],
+                        "raw_texts": np.array(split.test_texts[:VALIDATION_SAMPLES]),
+                        "expected": exported_scores[:, None].astype(np.float32)},
             representative={"inputs_input_ids": train_ids[:REPRESENTATIVE_SAMPLES]},
             extra_files={"tokenizer.json": tokenizer_file},
         )

@@ -177,6 +177,8 @@ def test_sentiment_validation_is_the_tokenized_test_split(sentiment_dir):
     ids, _ = minilm_encoder.encode(tokenizer, split.test_texts[:20])
     np.testing.assert_array_equal(samples["inputs_input_ids"][:20], ids)
     np.testing.assert_array_equal(samples["labels"], split.test_labels[: len(samples["labels"])])
+    assert samples["raw_texts"].tolist() == split.test_texts[:len(samples["labels"])]  # the served gate's texts
+    assert samples["expected"].shape == (len(samples["labels"]), 1)
 
 
 def test_tokenizer_maps_non_ascii_text_to_ids_the_model_can_embed(sentiment_dir):

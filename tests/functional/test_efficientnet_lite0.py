@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from saved_model.recipes import efficientnet_lite0, photos
 
@@ -90,8 +91,13 @@ def test_sidecar_follows_the_contract(sidecar, serving):
 
 def test_validation_samples_start_with_the_preprocessed_photos_then_many_other_real_images(model_dir):
     with np.load(model_dir / "validation.npz") as samples:
-        assert sorted(samples.files) == ["inputs_image"]  # no labels: the photos have several right answers
+        # no labels: the photos have several right answers; the raw photos and the model's answers for them
+        assert sorted(samples.files) == ["expected", "inputs_image", "raw_image_shapes", "raw_images"]
         inputs = samples["inputs_image"]
+        shapes, expected = samples["raw_image_shapes"], samples["expected"]
+        first = samples["raw_images"][:int(np.prod(shapes[0]))].reshape(shapes[0])
+    assert len(shapes) == len(expected) == len(inputs) and expected.shape[1] == 1000
+    np.testing.assert_array_equal(photos.to_model_input(Image.fromarray(first)), inputs[0])
     labelled = len(photos.PHOTOS)
     np.testing.assert_array_equal(inputs[:labelled], photos.model_inputs())
     assert len(inputs) >= 100  # agreement thresholds like 99% mean nothing on seven images

@@ -28,6 +28,9 @@ TENSOR = {"schema": 1, "name": "tabular", "task": "tensor", "inputs": ["b", "a"]
           "validation": {"samples": "validation.npz", "representative": "validation.npz"}}
 
 
+PRESET = {**IMAGE, "preprocessing": {"type": "image", "size": [4, 4], "keras_applications": "vgg16"}}
+
+
 def write(directory, sidecar: dict) -> None:
     (directory / "validation.npz").write_bytes(b"")
     (directory / "tokenizer.json").write_text("{}")
@@ -57,6 +60,15 @@ def refusal(tmp_path, sidecar: dict) -> ConversionError:
     return raised.value
 
 
+def test_a_keras_applications_preset_fills_colour_divisor_mean_and_std(tmp_path):
+    write(tmp_path, PRESET)
+    assert load_sidecar(tmp_path).preprocessing == {
+        "type": "image", "color_mode": "BGR", "size": [4, 4], "resize": "bilinear", "divisor": 1.0,
+        "mean": [103.939, 116.779, 123.68], "std": [1.0, 1.0, 1.0], "keras_applications": "vgg16"}
+    write(tmp_path, changed(PRESET, "preprocessing.keras_applications", "densenet"))
+    assert load_sidecar(tmp_path).preprocessing["divisor"] == 255.0
+
+
 def test_no_sidecar_is_not_an_error(tmp_path):
     assert load_sidecar(tmp_path) is None
 
@@ -67,7 +79,7 @@ def test_image_sidecar_loads_normalised(tmp_path):
     loaded = load_sidecar(tmp_path)
     assert loaded.labels == ["cat", "dog"] and loaded.output == "logits" and loaded.inputs == {"image": "pixels"}
     assert loaded.preprocessing == {"type": "image", "color_mode": "RGB", "size": [4, 4], "resize": "bilinear",
-                                    "mean": [127.5] * 3, "std": [1.0] * 3}
+                                    "divisor": 1.0, "mean": [127.5] * 3, "std": [1.0] * 3}
     assert loaded.samples == tmp_path / "validation.npz" == loaded.representative and loaded.tokenizer is None
     assert loaded.extra == {"metrics": {"test_accuracy": 0.9}, "description": "cats and dogs"}
 
@@ -103,7 +115,7 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      "sidecar.json are schema, name, task, labels, output, preprocessing, inputs, outputs, validation, metrics, "
      "description"),
     (changed(IMAGE, "preprocessing.resise", "bilinear"), "\"preprocessing.resise\" is not a known key (did you mean "
-     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, mean, std"),
+     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, divisor, mean, std, keras_applications"),
     (changed(TEXT, "preprocessing.max_len", 8), "\"preprocessing.max_len\" is not a known key (did you mean "
      "\"max_length\"?)"),
     (changed(IMAGE, "validation.sample", "validation.npz"), "\"validation.sample\" is not a known key (did you mean "
@@ -112,9 +124,9 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      "this task are image"),
     # enum values: exact, with the fix
     (changed(IMAGE, "preprocessing.color_mode", "rgb"), "\"preprocessing.color_mode\" is \"rgb\": write \"RGB\" "
-     "(values are case-sensitive; allowed: \"RGB\", \"L\")"),
+     "(values are case-sensitive; allowed: \"RGB\", \"BGR\", \"L\")"),
     (changed(IMAGE, "preprocessing.color_mode", "CMYK"), "\"preprocessing.color_mode\" is \"CMYK\": use one of "
-     "\"RGB\", \"L\""),
+     "\"RGB\", \"BGR\", \"L\""),
     (changed(IMAGE, "preprocessing.resize", "bicubic"), "\"preprocessing.resize\" is \"bicubic\": use one of "
      "\"bilinear\""),
     (changed(IMAGE, "task", "image_classifier"), "\"task\" is \"image_classifier\": did you mean "
@@ -161,6 +173,18 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      "\"outputs\" for this task are embedding"),
     (changed(TENSOR, "inputs", ["a", "a"]), "\"inputs\" lists \"a\" more than once: name each one once"),
     (changed(TENSOR, "outputs", "y"), "\"outputs\" is \"y\": give a non-empty list of strings"),
+    # keras.applications presets, the divisor, raw image files
+    (changed(PRESET, "preprocessing.keras_applications", "resnet51"), "\"preprocessing.keras_applications\" is "
+     "\"resnet51\": did you mean \"resnet50\"?"),
+    (changed(PRESET, "preprocessing.mean", [0, 0, 0]), "\"preprocessing.mean\" is given with "
+     "\"keras_applications\": \"vgg16\", which sets it (caffe preprocessing): remove one of them"),
+    (changed(IMAGE, "preprocessing.divisor", 0), "\"preprocessing.divisor\" is 0: give a positive number"),
+    (changed(TEXT, "validation.raw_images", ["a.jpg"]), "\"validation.raw_images\" does not apply to task "
+     "\"text_classification\""),
+    (changed(IMAGE, "validation.raw_images", ["absent.jpg"]), "\"validation.raw_images[0]\" names absent.jpg, "
+     "which is not in"),
+    (changed(IMAGE, "validation.raw_images", "a.jpg"), "\"validation.raw_images\" is \"a.jpg\": give a "
+     "non-empty list of strings"),
 ])
 def test_each_refusal_names_the_field_and_the_fix(tmp_path, sidecar, message):
     error = refusal(tmp_path, sidecar)

@@ -112,6 +112,18 @@ def test_normalization_follows_the_manifest(rgb):
     np.testing.assert_allclose(array[0, 0], [0.0, 128 / 128, -127 / 128])
 
 
+def test_bgr_reverses_the_channels_and_divisor_divides_before_mean_and_std():
+    image = Image.new("RGB", (4, 4), (10, 20, 30))
+    caffe = ImagePreprocessor({"color_mode": "BGR", "size": [4, 4], "mean": [1.0, 2.0, 3.0], "std": [1.0, 1.0, 2.0]},
+                              MAX_PIXELS).to_array(image)
+    assert caffe.flags.c_contiguous and caffe[0, 0].tolist() == [29.0, 18.0, 3.5]  # B-1, G-2, (R-3)/2
+    tf_mode = ImagePreprocessor({"color_mode": "RGB", "size": [4, 4], "divisor": 127.5, "mean": [1.0] * 3},
+                                MAX_PIXELS).to_array(image)
+    # Keras's "tf" arithmetic in float32: x / 127.5 - 1, which is not always (x - 127.5) / 127.5 to the last bit.
+    expected = np.float32(10.0) / np.float32(127.5) - np.float32(1.0)
+    assert tf_mode.dtype == np.float32 and tf_mode[0, 0, 0] == expected
+
+
 def test_big_jpeg_is_decoded_at_reduced_scale(rgb):
     big = photo("astronaut").resize((2048, 2048))
     decoded = rgb.decode(encode(big, "JPEG"))

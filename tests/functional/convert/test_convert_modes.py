@@ -32,14 +32,15 @@ def test_each_mode_writes_a_model_that_passes_the_gate(mode, image_saved_model, 
     assert manifest["files"] == {"model.tflite": hashlib.sha256((out_dir / "model.tflite").read_bytes()).hexdigest()}
     assert manifest["name"] == "tiny_digits" and manifest["labels"] == [str(d) for d in range(10)]
     assert manifest["preprocessing"] == {"type": "image", "color_mode": "L", "size": [8, 8], "resize": "bilinear",
-                                         "mean": [0.0], "std": [16.0]}
+                                         "divisor": 1.0, "mean": [0.0], "std": [16.0]}
     (tensor_in,), (tensor_out,) = manifest["inputs"], manifest["outputs"]
     assert list(tensor_in) == ["name", "role", "shape", "dtype", "quantization"]
     assert (tensor_in["name"], tensor_in["role"], tensor_in["shape"]) == ("pixels", "image", [1, 8, 8, 1])
     assert (tensor_out["name"], tensor_out["role"], tensor_out["shape"]) == ("output_0", "scores", [1, 10])
     fidelity = manifest["fidelity"]
     assert set(fidelity) == {"samples", "top1_agreement", "max_abs_diff", "accuracy", "reference_accuracy",
-                             "threshold", "passed"}
+                             "threshold", "served", "passed"}
+    assert fidelity["served"] == {"checked": False}  # preprocessed tensors only: the served path is not checked
     assert fidelity["passed"] and fidelity["samples"] == 297
     assert fidelity["top1_agreement"] >= fidelity["threshold"]
     assert fidelity["accuracy"] > 0.8 and fidelity["reference_accuracy"] > 0.8

@@ -1,0 +1,81 @@
+"""Is the sidecar's image preprocessing the pipeline that made `expected`? Two checks on the raw samples, before any
+mode but float32 is converted:
+
+- a `keras_applications` preset must feed the model exactly what the installed Keras's `<module>.preprocess_input`
+  gives for the same resized pixels (the preset table in convert/keras_applications.py is checked, not trusted);
+- when the float32 model, served, disagrees with `expected`, the known modes (caffe, tf, torch, none) are tried in
+  its place, and a refusal names the one that matches: the fix is one sidecar field.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from convert import keras_applications
+from convert.errors import ConversionError
+from convert.fidelity.base import GateResult
+from convert.litert_model import LiteRTModel
+from convert.served_gate import ServedGate
+from function.config import DEFAULT_MAX_IMAGE_PIXELS
+from function.preprocessing.image import ImagePreprocessor
+
+MODE_WORDS = {"caffe": "BGR, minus the ImageNet mean, no scaling", "tf": "RGB, / 127.5 - 1",
+              "torch": "RGB, / 255, minus the ImageNet mean, over its std",
+              "none": "RGB pixels 0..255 as they are (the model rescales itself)"}
+
+
+def check_preset(gate: ServedGate, preprocessing: dict) -> int:
+    """Raises ConversionError("preset_mismatch") unless the function's pixels equal Keras's preprocess_input on
+    every raw image; returns how many were compared (0 when this Keras lacks the module)."""
+    module = preprocessing.get("keras_applications")
+    preprocess_input = keras_applications.keras_preprocess(module) if module else None
+    if preprocess_input is None or gate.raw.kind != "image":
+        return 0
+    served = ImagePreprocessor(preprocessing, DEFAULT_MAX_IMAGE_PIXELS)
+    plain = ImagePreprocessor({**preprocessing, **keras_applications.MODES["none"]}, DEFAULT_MAX_IMAGE_PIXELS)
+    for index, item in enumerate(gate.raw.items):
+        image = served.decode(item.data, item.where)
+        ours = served.to_array(image)
+        theirs = preprocess_input(plain.to_array(image)[np.newaxis].copy())[0]
+        if not np.array_equal(ours, np.asarray(theirs, dtype=np.float32)):
+            worst = float(np.max(np.abs(ours - np.asarray(theirs, dtype=np.float32))))
+            raise ConversionError("preset_mismatch", f"sidecar.json: \"preprocessing.keras_applications\" is "
+                                  f"\"{module}\", but on raw sample {index} the function's pixels differ from "
+                                  f"keras.applications.{module}.preprocess_input by up to {worst:.3g}: this is a "
+                                  "convert bug; give color_mode, divisor, mean and std yourself and report it")
+    return len(gate.raw.items)
+
+
+def _describe(preprocessing: dict) -> str:
+    mode = keras_applications.mode_of(preprocessing)
+    if mode is not None:
+        return f"{mode} preprocessing ({MODE_WORDS[mode]})"
+    return (f"{preprocessing['color_mode']}, / {preprocessing['divisor']:g}, mean {preprocessing['mean']}, "
+            f"std {preprocessing['std']}")
+
+
+def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict, failed: GateResult
+             ) -> ConversionError:
+    """Why the float32 model, served, disagrees with expected: a known mode that matches, named with its field."""
+    opening = (f"sidecar.json: \"preprocessing\" ({_describe(declared)}) is not how expected was made: on the "
+               f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
+    matches = []
+    if gate.raw.kind == "image" and declared["color_mode"] != "L":  # the known modes are all 3-channel
+        for mode, fields in keras_applications.MODES.items():
+            candidate = {key: value for key, value in {**declared, **fields}.items() if key != "keras_applications"}
+            if keras_applications.mode_of(declared) == mode:
+                continue
+            result = gate.judge(content, model, "float32", candidate)
+            if result.passed:
+                matches.append((mode, result))
+    if not matches:
+        tried = ("; none of the keras.applications modes (caffe, tf, torch, none) matches either"
+                 if declared["color_mode"] != "L" and gate.raw.kind == "image" else "")
+        return ConversionError("served_disagrees", f"{opening}{tried}: make the sidecar's preprocessing what your "
+                               "pipeline does (docs/model-format.md), or check that expected comes from this model")
+    mode, result = max(matches, key=lambda match: match[1].metrics.get("top1_agreement") or 0.0)
+    modules = keras_applications.modules_of(mode)
+    others = f" (or any of {', '.join(modules[1:])})" if len(modules) > 1 else ""
+    instead = "" if "keras_applications" in declared else " in place of color_mode, divisor, mean and std"
+    return ConversionError("preprocessing_mismatch", f"{opening}; your model's answers match {mode} preprocessing "
+                           f"({MODE_WORDS[mode]}; {result.summary}): set \"preprocessing.keras_applications\": "
+                           f"\"{modules[0]}\"{others}{instead}")

@@ -1,0 +1,126 @@
+"""Raw samples: inputs as a client sends them (decoded photos, image files, texts) with the answers the user's own
+pipeline gives for them (`expected`: their model.predict on their own preprocessing). docs/model-format.md has the
+keys and the few lines that make such a file.
+
+They let convert check the served path end to end (convert/served_gate.py): the function's decode, colour, resize
+and normalise, or its tokenizer, then the converted model. Everything loads without pickle.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from convert.errors import ConversionError
+from function.tasks.image_classification import ImageInput
+
+RAW_KEYS = ("raw_images", "raw_image_shapes", "raw_texts", "expected")
+IMAGE_CHANNELS = {1: "L", 3: "RGB"}
+
+
+@dataclass
+class RawSamples:
+    kind: str  # "image" or "text"
+    items: list  # what the function's task.predict takes: ImageInput (encoded bytes) or str
+    expected: np.ndarray  # float32, one row per item: the user's model.predict on their own preprocessing
+    source: str  # where they came from, for messages
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+
+def _bad(source: str, problem: str) -> ConversionError:
+    return ConversionError("bad_samples", f"{source}: {problem}")
+
+
+def read_arrays(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {}
+            for key in archive.files:
+                try:
+                    arrays[key] = archive[key]
+                except ValueError:  # an object array: numpy refuses to unpickle it, and so do we
+                    raise _bad(path.name, f"{key} is an object array, which would need pickle: save images as "
+                                          "raw_images (every image's uint8 pixels, flattened and concatenated) + "
+                                          "raw_image_shapes (N, 3), texts as np.array(list_of_str) "
+                                          "(docs/model-format.md)") from None
+            return arrays
+    except ConversionError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        raise _bad(path.name, f"not a readable .npz file ({error})") from None
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """A decoded image as lossless PNG: the function then decodes it exactly as it decodes an upload."""
+    buffer = io.BytesIO()
+    Image.fromarray(pixels[:, :, 0] if pixels.shape[2] == 1 else pixels, mode=IMAGE_CHANNELS[pixels.shape[2]]).save(
+        buffer, format="PNG", compress_level=1)
+    return buffer.getvalue()
+
+
+def split_images(source: str, flat: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
+    """raw_images (1-D uint8, every image's pixels in turn) cut back into (height, width, channels) arrays."""
+    if flat.dtype != np.uint8 or flat.ndim != 1:
+        raise _bad(source, f"raw_images is {flat.dtype} {flat.shape}: save every image's uint8 pixels (as decoded, "
+                           "RGB) flattened and concatenated into one 1-D uint8 array")
+    if (shapes.ndim != 2 or shapes.shape[1] != 3 or not np.issubdtype(shapes.dtype, np.integer)
+            or len(shapes) == 0 or (shapes <= 0).any()):
+        raise _bad(source, f"raw_image_shapes is {shapes.dtype} {shapes.shape}: give one (height, width, channels) "
+                           "row of positive integers per image")
+    bad_channels = sorted({int(c) for c in shapes[:, 2]} - set(IMAGE_CHANNELS))
+    if bad_channels:
+        raise _bad(source, f"raw_image_shapes has {bad_channels[0]} channels: images are RGB (3) or grey (1)")
+    sizes = shapes.prod(axis=1)
+    if int(sizes.sum()) != flat.size:
+        raise _bad(source, f"raw_images holds {flat.size} values but raw_image_shapes describes {int(sizes.sum())}")
+    ends = np.cumsum(sizes)
+    return [flat[end - size:end].reshape(tuple(int(d) for d in shape))
+            for end, size, shape in zip(ends, sizes, shapes)]
+
+
+def _expected(source: str, arrays: dict[str, np.ndarray], count: int) -> np.ndarray:
+    expected = arrays.get("expected")
+    if expected is None:
+        raise _bad(source, "raw samples without an 'expected' array: save your model.predict outputs for them "
+                           "(on your own preprocessing) as expected")
+    if not np.issubdtype(expected.dtype, np.number) or expected.ndim < 1 or len(expected) != count:
+        raise _bad(source, f"expected is {expected.dtype} {expected.shape}: give one row of model outputs per raw "
+                           f"sample ({count})")
+    return expected.astype(np.float32)
+
+
+def load_raw_samples(path: Path, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None
+                     ) -> RawSamples | None:
+    """The raw samples of a validation file (and the sidecar's image files), or None when it has none."""
+    source = path.name
+    given = [key for key in ("raw_images", "raw_texts") if key in arrays] + (["validation.raw_images"]
+                                                                            if image_files else [])
+    if not given:
+        if "expected" in arrays:
+            raise _bad(source, "has 'expected' but no raw samples: add raw_images (+ raw_image_shapes), raw_texts, "
+                               "or list image files in the sidecar's validation.raw_images")
+        return None
+    if len(given) > 1:
+        raise _bad(source, f"has {' and '.join(given)}: give one kind of raw sample per model")
+    if image_files:
+        items = [ImageInput(file.read_bytes(), f"'{file.name}'") for file in image_files]
+        return RawSamples("image", items, _expected(source, arrays, len(items)), f"{source} + sidecar image files")
+    if "raw_images" in arrays:
+        if "raw_image_shapes" not in arrays:
+            raise _bad(source, "raw_images without raw_image_shapes: add the (height, width, channels) of each image")
+        images = split_images(source, arrays["raw_images"], arrays["raw_image_shapes"])
+        items = [ImageInput(png_bytes(image), f"raw image {index}") for index, image in enumerate(images)]
+        return RawSamples("image", items, _expected(source, arrays, len(items)), source)
+    texts = arrays["raw_texts"]
+    if texts.dtype.kind != "U" or texts.ndim != 1 or len(texts) == 0:
+        raise _bad(source, f"raw_texts is {texts.dtype} {texts.shape}: save np.array(list_of_str), one text per "
+                           "sample")
+    items = [str(text) for text in texts]
+    return RawSamples("text", items, _expected(source, arrays, len(items)), source)

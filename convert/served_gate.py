@@ -1,0 +1,183 @@
+"""The served gate: the converted model, answering raw samples the way a request is answered, must agree with the
+answers the user's own pipeline gives for them (`expected`, convert/raw_samples.py).
+
+The tensor gates (convert/fidelity/) hold the converted model against the SavedModel on inputs that are already
+preprocessed; nothing there checks the decode, colour, resize and normalise steps (or the tokenizer) that every real
+request goes through, and a mismatch there would be served silently. Here each mode's model is written into a
+temporary model directory and the function's own task answers every raw sample through `task.predict`: its own
+decode, EXIF, colour, resize and normalise or tokenize code, LiteRT, its own postprocess.
+
+How an answer is compared with `expected` is the task's (MEASURES): top-1 for classifiers (a class `expected` scores
+within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), cosine for embeddings.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from convert import manifest as manifest_file
+from convert.errors import ConversionError
+from convert.fidelity.base import Column, GateResult, cell, rounded
+from convert.fidelity.classification import THRESHOLDS, agreeing, top1
+from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
+from convert.input_bounds import input_bounds
+from convert.litert_model import LiteRTModel
+from convert.quiet import quiet_native_stderr
+from convert.raw_samples import RawSamples
+from convert.sidecar import Sidecar
+from convert.tasks.base import Binding
+from function.errors import ServingError
+from function.log import Timings
+from function.catalog.registry import UnservableModel, open_model
+from function.config import TaskLimits
+from function.tasks.base import Result, Task
+from function.tasks.text_embedding import decode_vector
+
+BATCH = 16
+NOT_CHECKED = ("the served path (the function's decode, resize and normalise, or its tokenizer) was not checked: "
+               "the validation file holds only preprocessed tensors; add raw samples and your model's answers for "
+               "them (raw_images or raw_texts + expected, docs/model-format.md)")
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a manifest needs besides the model itself, and the raw samples to answer."""
+    name: str
+    sidecar: Sidecar
+    binding: Binding
+    output_kind: str | None
+    raw: RawSamples
+
+
+def _measure_top1(task: Task, results: list[Result], expected: np.ndarray, threshold: float) -> tuple[dict, str | None]:
+    labels = list(task.manifest.labels)
+    output_kind = task.manifest.output
+    flat = expected.reshape(len(expected), -1)
+    # For one sigmoid unit, labels[1] is "above the cut": a label's index is the binary class top1() gives.
+    predicted = np.array([labels.index(result["label"]) for result in results])
+    wanted = top1(flat, output_kind)
+    agree = agreeing(flat, predicted, wanted, output_kind)
+    agreement = float(np.mean(agree))
+    metrics = {"samples": len(results), "top1_agreement": rounded(agreement), "threshold": threshold}
+    if agreement >= threshold:
+        return metrics, None
+    first = int(np.argmin(agree))
+    return metrics, (f"agrees with expected on {agreement:.1%} of top-1 answers, below the {threshold:.0%} "
+                     f"threshold (raw sample {first}: served {results[first]['label']!r}, expected "
+                     f"{labels[int(wanted[first])]!r})")
+
+
+def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, threshold: float | None
+                    ) -> tuple[dict, str | None]:
+    vectors = np.stack([decode_vector(result["embedding"]) for result in results])
+    cosines = cosine_similarities(expected, vectors)
+    lowest, mean = float(cosines.min()), float(cosines.mean())
+    metrics = {"samples": len(results), "min_cosine": rounded(lowest), "mean_cosine": rounded(mean),
+               "thresholds": {"min_cosine": MIN_COSINE, "mean_cosine": MEAN_COSINE}}
+    if metrics["min_cosine"] >= MIN_COSINE and metrics["mean_cosine"] >= MEAN_COSINE:
+        return metrics, None
+    return metrics, (f"has a cosine similarity to expected of {lowest:.6f} at worst (raw sample "
+                     f"{int(cosines.argmin())}) and {mean:.6f} on average, below {MIN_COSINE} / {MEAN_COSINE}")
+
+
+# task name -> how served results are held against `expected`: (metrics, problem or None).
+MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None], tuple[dict, str | None]]] = {
+    "image_classification": _measure_top1,
+    "text_classification": _measure_top1,
+    "text_embedding": _measure_cosine,
+}
+
+
+def served_cell(metrics: dict) -> str:
+    served = metrics.get("served")
+    if not served or not served.get("checked", True):
+        return "not checked"
+    if "top1_agreement" in served:
+        return cell(served["top1_agreement"], ".2%")
+    return f"min cos {served['min_cosine']:.4f}"
+
+
+SERVED_COLUMN = Column("served on raw samples", served_cell)
+
+
+class ServedGate:
+    def __init__(self, served: Served, min_agreement: float | None) -> None:
+        if served.sidecar.task not in MEASURES:
+            raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image and text models; "
+                                  f"a {served.sidecar.task} model's clients send its tensors: give inputs_<name> "
+                                  "arrays only")
+        self.served = served
+        self.min_agreement = min_agreement
+        self._bounds: dict[int, dict] = {}  # hash of a model's bytes -> its input bounds, as its manifest has them
+
+    @property
+    def raw(self) -> RawSamples:
+        return self.served.raw
+
+    def bounds(self, content: bytes) -> dict:
+        key = hash(content)
+        if key not in self._bounds:
+            self._bounds[key] = input_bounds(content)
+        return self._bounds[key]
+
+    @contextmanager
+    def function_task(self, content: bytes, model: LiteRTModel, mode: str,
+                      preprocessing: dict | None = None) -> Iterator[Task]:
+        """The function's own task for this model, from a model directory written as convert writes one."""
+        served = self.served
+        data = manifest_file.build_manifest(
+            name=served.name, sidecar=served.sidecar, output_kind=served.output_kind, binding=served.binding,
+            content=content, model=model, mode=mode, saved_model_digest="", converter="", fidelity={},
+            bounds=self.bounds(content))
+        if preprocessing is not None:
+            data["preprocessing"] = preprocessing
+        with tempfile.TemporaryDirectory(prefix="convert-served-") as scratch:
+            directory = Path(scratch)
+            manifest_file.write_model_files(directory, content, data, served.sidecar)
+            _, task = open_model(directory, TaskLimits())
+            if isinstance(task, UnservableModel):
+                raise ConversionError("function_refuses", f"the function would not serve this model as converted: "
+                                      f"{task.reason}")
+            yield task
+
+    def answers(self, task: Task) -> list[Result]:
+        results: list[Result] = []
+        items = self.raw.items
+        for start in range(0, len(items), BATCH):
+            try:
+                with quiet_native_stderr():  # LiteRT's "Created XNNPACK delegate" line on the first invoke
+                    results += task.predict(items[start:start + BATCH], {}, Timings())
+            except ServingError as error:
+                raise ConversionError("bad_samples", f"{self.raw.source}: the function refuses raw sample "
+                                      f"{start}-{start + BATCH - 1}: {error.message}") from None
+        return results
+
+    def model_inputs(self, content: bytes, model: LiteRTModel) -> dict[str, np.ndarray]:
+        """signature input name -> the tensors the function makes of the raw samples (one batch: one length)."""
+        with self.function_task(content, model, "float32") as task:
+            batch = task.preprocess(self.raw.items, Timings())
+        return {self.served.binding.inputs[role]: array for role, array in batch.tensors.items()}
+
+    def threshold(self, mode: str) -> float:
+        return self.min_agreement if self.min_agreement is not None else THRESHOLDS[mode]
+
+    def judge(self, content: bytes, model: LiteRTModel, mode: str, preprocessing: dict | None = None) -> GateResult:
+        with self.function_task(content, model, mode, preprocessing) as task:
+            results = self.answers(task)
+            metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode))
+        summary = f"served on {self.raw.count} raw samples: " + served_cell({"served": metrics})
+        if problem is None:
+            return GateResult(True, metrics, summary)
+        return GateResult(False, metrics, summary, problem,
+                          "the sidecar's preprocessing is not the pipeline that made expected, or this mode loses "
+                          "too much: check \"preprocessing\" (docs/model-format.md), or use a milder mode")
+
+
+def served_error(mode: str, result: GateResult) -> ConversionError:
+    return ConversionError("served_disagrees", f"the converted {mode} model, answering the raw samples as a request "
+                           f"is answered, {result.problem}: {result.advice}")
