@@ -8,7 +8,8 @@ temporary model directory and the function's own task answers every raw sample t
 decode, EXIF, colour, resize and normalise or tokenize code, LiteRT, its own postprocess.
 
 How an answer is compared with `expected` is the task's (MEASURES): top-1 for classifiers (a class `expected` scores
-within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), cosine for embeddings.
+within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), label sets for multi-label classifiers
+(each label's decision at the default threshold, near-ties agreeing either way), cosine for embeddings.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import numpy as np
 from convert import manifest as manifest_file
 from convert.errors import ConversionError
 from convert.fidelity.base import Column, GateResult, cell, rounded
-from convert.fidelity.classification import THRESHOLDS, agreeing, top1
+from convert.fidelity.classification import THRESHOLDS, TIE_TOLERANCE, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
 from convert.input_bounds import input_bounds
 from convert.litert_model import LiteRTModel
@@ -33,9 +34,11 @@ from convert.sidecar import Sidecar
 from convert.tasks.base import Binding
 from function.errors import ServingError
 from function.log import Timings
+from function.model.outputs import label_scores
 from function.catalog.registry import UnservableModel, open_model
 from function.config import TaskLimits
 from function.tasks.base import Result, Task
+from function.tasks.classification import DEFAULT_THRESHOLD
 from function.tasks.text_embedding import decode_vector
 
 BATCH = 16
@@ -52,6 +55,35 @@ class Served:
     binding: Binding
     output_kind: str | None
     raw: RawSamples
+
+
+def _measure_label_sets(task: Task, results: list[Result], expected: np.ndarray, threshold: float
+                        ) -> tuple[dict, str | None]:
+    """A multi-label classifier: the served label set of each raw sample against `expected`'s decisions at the
+    default threshold (a label `expected` scores within the tie tolerance of it agrees either way)."""
+    labels = list(task.manifest.labels)
+    wanted = label_scores(expected, task.manifest.output)
+    served = np.zeros_like(wanted, dtype=bool)
+    for row, result in enumerate(results):
+        served[row, [labels.index(entry["label"]) for entry in result["labels"]]] = True
+    agree = (served == (wanted >= DEFAULT_THRESHOLD)) | (np.abs(wanted - DEFAULT_THRESHOLD) <= TIE_TOLERANCE)
+    sets = agree.all(axis=1)
+    agreement = float(np.mean(sets))
+    metrics = {"samples": len(results), "label_set_agreement": rounded(agreement),
+               "decision_agreement": rounded(float(np.mean(agree))), "threshold": threshold}
+    if agreement >= threshold:
+        return metrics, None
+    first = int(np.argmin(sets))
+    return metrics, (f"agrees with expected on {agreement:.1%} of label sets, below the {threshold:.0%} threshold "
+                     f"(raw sample {first}: served {[entry['label'] for entry in results[first]['labels']]}, "
+                     f"expected {[label for label, on in zip(labels, wanted[first] >= DEFAULT_THRESHOLD) if on]})")
+
+
+def _measure_classes(task: Task, results: list[Result], expected: np.ndarray, threshold: float
+                     ) -> tuple[dict, str | None]:
+    """A classifier: top-1, or label sets for a multi-label one."""
+    measure = _measure_label_sets if task.manifest.multi_label else _measure_top1
+    return measure(task, results, expected, threshold)
 
 
 def _measure_top1(task: Task, results: list[Result], expected: np.ndarray, threshold: float) -> tuple[dict, str | None]:
@@ -87,8 +119,8 @@ def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, thr
 
 # task name -> how served results are held against `expected`: (metrics, problem or None).
 MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None], tuple[dict, str | None]]] = {
-    "image_classification": _measure_top1,
-    "text_classification": _measure_top1,
+    "image_classification": _measure_classes,
+    "text_classification": _measure_classes,
     "text_embedding": _measure_cosine,
 }
 
@@ -99,6 +131,8 @@ def served_cell(metrics: dict) -> str:
         return "not checked"
     if "top1_agreement" in served:
         return cell(served["top1_agreement"], ".2%")
+    if "label_set_agreement" in served:
+        return f"{cell(served['label_set_agreement'], '.2%')} of label sets"
     return f"min cos {served['min_cosine']:.4f}"
 
 

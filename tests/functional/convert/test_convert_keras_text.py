@@ -128,6 +128,9 @@ def test_multi_label_label_sets_are_keras_thresholded_sigmoids(converted_multi_l
     manifest = json.loads((out_root / source.name / "manifest.json").read_text())
     assert manifest["multi_label"] is True
     assert {"label_set_agreement", "decision_agreement"} <= set(manifest["fidelity"])
+    # The served gate answered the raw texts as /sentiment does and held label sets against model.predict's.
+    served_gate = manifest["fidelity"]["served"]
+    assert served_gate["passed"] and served_gate["label_set_agreement"] >= served_gate["threshold"]
     service = make_service(ModelRegistry(out_root))
     for threshold in (0.5, 0.3):
         predictions = served_predictions(service, source.name, texts, threshold=threshold)
