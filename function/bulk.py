@@ -143,7 +143,7 @@ def text_item(run: Run, text_value: str, item_id: object = None) -> Item:
     from function.entry.sqs_batch import MAX_ID_CHARS, RESULT_ID  # noqa: PLC0415  (one rule for ids as S3 keys)
 
     if item_id is None or item_id == "":
-        name = f"texts/{digest_text(text_value)}" if _is_unicode(text_value) else "texts/invalid"
+        name = f"texts/{digest_text(text_value)}" if text.is_unicode(text_value) else "texts/invalid"
         item = Item(name, text=text_value, result_key=f"{run.results_prefix}{name}.json")
     elif not isinstance(item_id, str) or len(item_id) > MAX_ID_CHARS or not RESULT_ID.fullmatch(item_id):
         return malformed_item(str(item_id)[:MAX_ID_CHARS], "has an id that cannot name a result key: up to 512 "
@@ -290,11 +290,3 @@ def _write(service: Service, run: Run, outcome: Outcome) -> None:
                                 response.headers["content-type"])
     except (S3Error, *TRANSIENT) as exc:
         outcome.status, outcome.code, outcome.message = "not_finished", type(exc).__name__, str(exc)
-
-
-def _is_unicode(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -11,7 +11,7 @@ from function.tasks.text import TextTask
 TASK = "text_classification"
 
 
-def _is_unicode(text: str) -> bool:
+def is_unicode(text: str) -> bool:
     # JSON allows "\ud800", which Python decodes to a str that cannot be encoded, hashed or tokenized.
     try:
         text.encode("utf-8")
@@ -38,7 +38,7 @@ def check_text(text: str, name: str, max_chars: int, param: str | None = None) -
     """One text non-empty, valid Unicode and within `max_chars` (bulk runs check each of their texts alone)."""
     if not text.strip():
         raise refuse("empty_text", f"{name} is empty; send some text.", param=param)
-    if not _is_unicode(text):
+    if not is_unicode(text):
         raise refuse("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
     if len(text) > max_chars:
         raise refuse("text_too_large", f"{name} has {len(text)} characters; the limit is {max_chars}.",
