@@ -54,6 +54,13 @@ def nonfinite_problem(count: int, samples: Samples) -> str:
 NONFINITE_ADVICE = "try float32 or float16"
 
 
+def agreement_advice(mode: str) -> str:
+    """What to do when a classifier's converted answers agree too rarely with the SavedModel's."""
+    if mode == "int8":
+        return "give int8 more representative inputs with --representative FILE.npz, or use dynamic or float16"
+    return "use a milder mode (float16 or float32)"
+
+
 def rounded(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else round(float(value), digits)
 

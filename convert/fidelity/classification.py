@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, nonfinite_problem, nonfinite_rows,
-                                   rounded)
+from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, agreement_advice, cell, nonfinite_problem,
+                                   nonfinite_rows, rounded)
 from convert.samples import Samples
 from function.model.outputs import probabilities
 
@@ -78,9 +78,7 @@ class Top1Gate:
         if nonfinite:
             return GateResult(False, metrics, summary, nonfinite_problem(nonfinite, samples), NONFINITE_ADVICE)
         if agreement < threshold:
-            advice = ("give int8 more representative inputs with --representative FILE.npz, or use dynamic or "
-                      "float16") if mode == "int8" else "use a milder mode (float16 or float32)"
             problem = (f"agrees with the SavedModel on {agreement:.1%} of top-1 predictions, "
                        f"below the {threshold:.0%} threshold")
-            return GateResult(False, metrics, summary, problem, advice)
+            return GateResult(False, metrics, summary, problem, agreement_advice(mode))
         return GateResult(True, metrics, summary)

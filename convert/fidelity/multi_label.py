@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, nonfinite_problem, nonfinite_rows,
-                                   rounded)
+from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, agreement_advice, cell, nonfinite_problem,
+                                   nonfinite_rows, rounded)
 from convert.fidelity.classification import THRESHOLDS, TIE_TOLERANCE
 from convert.samples import Samples
 from function.model.outputs import label_scores
@@ -53,9 +53,7 @@ class MultiLabelGate:
         if nonfinite:
             return GateResult(False, metrics, summary, nonfinite_problem(nonfinite, samples), NONFINITE_ADVICE)
         if sets < threshold:
-            advice = ("give int8 more representative inputs with --representative FILE.npz, or use dynamic or "
-                      "float16") if mode == "int8" else "use a milder mode (float16 or float32)"
             problem = (f"lists the SavedModel's labels (score >= {DEFAULT_THRESHOLD}) on {sets:.1%} of samples "
                        f"({each:.1%} of per-label decisions), below the {threshold:.0%} threshold")
-            return GateResult(False, metrics, summary, problem, advice)
+            return GateResult(False, metrics, summary, problem, agreement_advice(mode))
         return GateResult(True, metrics, summary)
