@@ -27,19 +27,12 @@ from function.protocols.tfserving import version_number
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64
+from tests.support.clock import Clock
 
 REFRESH_SECONDS = 30
 REQUESTS = 2000
 WEIGHT = 10
 Z_999 = 3.2905  # two-sided 99.9% quantile of the normal approximation to the binomial
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture()

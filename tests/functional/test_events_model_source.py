@@ -24,17 +24,10 @@ from function.catalog.s3_source import S3ModelSource
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64, encode, photo
+from tests.support.clock import Clock
 
 REPO = Path(__file__).resolve().parents[2]
 REFRESH_SECONDS = 30
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture()

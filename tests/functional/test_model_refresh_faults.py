@@ -26,17 +26,10 @@ from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64, encode, photo
 from tests.support.s3_proxy import S3Proxy
+from tests.support.clock import Clock
 
 REFRESH_SECONDS = 30
 REQUEST_BOUND_SECONDS = 3.0  # the limit is ~1 s; asserted loosely, never a fine timing
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Deployment:

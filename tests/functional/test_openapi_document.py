@@ -21,7 +21,8 @@ from function.log import LOGGER_NAME
 from function.catalog.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
 from function.router import ROUTES, Group, match
-from tests.functional.test_events_model_source import REFRESH_SECONDS, Clock, s3_registry
+from tests.functional.test_events_model_source import REFRESH_SECONDS, s3_registry
+from tests.support.clock import Clock
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
