@@ -1,5 +1,5 @@
 """Section 13: requests while S3 hangs. Models served from S3 (MODEL_SOURCE=s3://..., moto on 127.0.0.1, behind a
-TCP proxy that can break its network: tests/support/s3_proxy.py). Once the function is warm, S3 turns "hung": it
+proxy that can break its network: tests/support/s3_proxy.py). Once the function is warm, S3 turns "hung": it
 accepts connections and never answers. Each revision then answers, in a fresh process driven only through
 `function.app.handler`: two warm /classify requests, each when a refresh check is due (MODEL_REFRESH_SECONDS=1), and
 the first /sentiment request, whose model files were never downloaded (the one S3 call left on the API path).
@@ -134,7 +134,7 @@ def run(context) -> SectionResult:
     started = time.perf_counter()
     labels, rows = compare()
     lines = [
-        "S3 (moto on 127.0.0.1, behind a TCP proxy) is made to hang once the function is warm: it accepts every "
+        "S3 (moto on 127.0.0.1, behind a proxy) is made to hang once the function is warm: it accepts every "
         "connection and never answers. Each revision runs in a fresh process driven through `function.app.handler` "
         "(MODEL_REFRESH_SECONDS=1, RESULTS_CACHE=off); each cell is the request's wall time (its HTTP status). "
         f"Before: {labels[0]}, whose refresh check ran inside the request (3 attempts, 10 s read timeout each). "

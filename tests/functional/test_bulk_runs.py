@@ -1,7 +1,7 @@
 """Bulk runs with the real function: the bulk-inference state machine's definition played against moto's S3 over HTTP
 (tests/support/step_functions.py), each batch handed to function.entry.handle_event in-process as Lambda would hand
 it, and S3 Batch Operations invocations in both schema versions. S3 is reached through a proxy that answers
-SlowDown on cue (tests/support/s3_fault_proxy.py): the one fault moto cannot cause."""
+SlowDown on cue (tests/support/s3_proxy.py): the one fault moto cannot cause."""
 from __future__ import annotations
 
 import hashlib
@@ -19,7 +19,7 @@ from function.service import Service
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.bulk_definition import EXAMPLE_SUBSTITUTIONS, substituted
 from tests.support.function_fixtures import call, demo_models, registry  # noqa: F401
-from tests.support.s3_fault_proxy import S3FaultProxy
+from tests.support.s3_proxy import S3Proxy
 from tests.support.step_functions import StateMachineRehearsal
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ def digit_pngs(count: int) -> list[tuple[bytes, int]]:
 
 @pytest.fixture()
 def proxy(aws_environment, monkeypatch):  # noqa: F811
-    with S3FaultProxy(aws_environment.endpoint) as running:
+    with S3Proxy(aws_environment.endpoint) as running:
         monkeypatch.setenv("AWS_ENDPOINT_URL_S3", running.url)  # the function's S3 calls go through it
         yield running
 

@@ -1,41 +1,45 @@
-"""A TCP proxy on 127.0.0.1 in front of a real S3 (moto's server), whose network a test can break at will:
+"""A proxy on 127.0.0.1 in front of a real S3 (moto's server) that plays the S3 faults moto cannot cause itself.
+`proxy.mode` is one of:
 
-- "up": bytes pass both ways;
+- "up": each HTTP request goes to S3 and its answer comes back, except the requests `slow_down` names, which get
+  S3's own throttling error (503 SlowDown) instead: a transient failure the client may retry;
 - "down": S3 is gone: every connection, open or new, is closed at once (the client sees it dropped or reset);
 - "hung": S3 accepts connections and never answers: what the client sends is read and thrown away.
 
-The fault is real TCP, so the function's own client meets it as it would meet a broken network. Bounded: stopping
-the proxy closes every socket and joins every thread.
+`with S3Proxy(aws.endpoint) as proxy:` point a client at `proxy.url`, then `proxy.mode = "hung"` or
+`proxy.slow_down("GET", "/bucket/key", times=1)`; `proxy.refused` lists the requests answered with SlowDown.
+The faults are real TCP, so the function's own client meets them as it would meet a broken network. Bounded:
+stopping the proxy closes every socket and joins every thread.
 """
 from __future__ import annotations
 
+import http.client
 import socket
-import socketserver
+import struct
 import threading
-from urllib.parse import urlsplit
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
 
 MODES = ("up", "down", "hung")
+SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+             b"<Message>Please reduce your request rate.</Message></Error>")
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
+UPSTREAM_TIMEOUT_SECONDS = 30
 
 
 class S3Proxy:
-    """`with S3Proxy(upstream_url) as proxy:` point a client at `proxy.url`, then `proxy.mode = "hung"`."""
-
     def __init__(self, upstream_url: str) -> None:
-        parts = urlsplit(upstream_url)
-        self.upstream = (parts.hostname, parts.port)
+        self.upstream = urlsplit(upstream_url)
+        self.refused: list[tuple[str, str]] = []
         self._mode = "up"
-        self._stop = threading.Event()
+        self._rules: dict[tuple[str, str], int] = {}
+        self._stopping = False
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
-        proxy = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                proxy._serve(self.request)
-
-        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.proxy = self
         self._server.daemon_threads = False
-        self._server.block_on_close = True
+        self._server.block_on_close = True  # server_close joins every connection's thread
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
@@ -46,63 +50,112 @@ class S3Proxy:
     @mode.setter
     def mode(self, mode: str) -> None:
         assert mode in MODES, mode
-        self._mode = mode
-        if mode != "up":  # connections already open break too: a kept-alive one must not escape the fault
-            self._close_all()
-
-    def _serve(self, client: socket.socket) -> None:
-        if self._mode == "down":
-            client.close()
-            return
-        upstream = None if self._mode == "hung" else socket.create_connection(self.upstream, timeout=5)
         with self._lock:
-            self._open.update(s for s in (client, upstream) if s is not None)
-        try:
-            if upstream is None:
-                while not self._stop.is_set() and client.recv(65536):
-                    pass  # hung: read everything, answer nothing
-                return
-            back = threading.Thread(target=self._pump, args=(upstream, client), daemon=True)
-            back.start()
-            self._pump(client, upstream)
-            back.join(10)
-        finally:
-            with self._lock:
-                for sock in (client, upstream):
-                    if sock is not None:
-                        self._open.discard(sock)
-                        sock.close()
+            self._mode = mode
+            if mode != "up":  # connections already open break too: a kept-alive one must not escape the fault
+                self._shut_open()
 
-    def _pump(self, source: socket.socket, target: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                if self._mode != "up":
-                    return
-                target.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, target):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def _close_all(self) -> None:
+    def slow_down(self, method: str, path: str, times: int = 1) -> None:
+        """Answer the next `times` requests of `method` on `path` ("/bucket/key", unencoded) with 503 SlowDown."""
         with self._lock:
-            for sock in self._open:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            self._rules[(method, path)] = self._rules.get((method, path), 0) + times
+
+    def _take(self, method: str, path: str) -> bool:
+        with self._lock:
+            left = self._rules.get((method, path), 0)
+            if left:
+                self._rules[(method, path)] = left - 1
+                self.refused.append((method, path))
+            return bool(left)
+
+    def _admit(self, connection: socket.socket) -> bool:
+        with self._lock:
+            if self._stopping or self._mode == "down":
+                return False
+            self._open.add(connection)
+            return True
+
+    def _release(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(connection)
+
+    def _shut_open(self) -> None:
+        for connection in self._open:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> "S3Proxy":
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._close_all()
-        self._server.shutdown()
+        self._server.shutdown()  # no new connection from here on
+        with self._lock:
+            self._stopping = True
+            self._shut_open()
         self._server.server_close()
         self._thread.join()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One client connection: its requests in turn, as the proxy's mode says when each arrives."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # quiet: one line per request otherwise
+        pass
+
+    def handle(self) -> None:
+        proxy: S3Proxy = self.server.proxy
+        if not proxy._admit(self.connection):  # down: reset at once, unanswered (no FIN first: a drop, not an end)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            return
+        try:
+            super().handle()
+        except OSError:
+            pass  # a fault or the stop shut the connection under a request
+        finally:
+            proxy._release(self.connection)
+
+    def _request(self) -> None:
+        proxy: S3Proxy = self.server.proxy
+        if proxy.mode != "up":
+            self.close_connection = True
+            if proxy.mode == "hung":
+                while self.connection.recv(65536):
+                    pass  # read everything, answer nothing, until the client gives up or the proxy stops
+            return
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if proxy._take(self.command, unquote(urlsplit(self.path).path)):
+            self._answer(503, [("content-type", "application/xml")], SLOW_DOWN)
+            return
+        upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port,
+                                              timeout=UPSTREAM_TIMEOUT_SECONDS)
+        try:
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+            upstream.request(self.command, self.path, body=body, headers=headers)
+            response = upstream.getresponse()
+            status, answer_headers, answer = response.status, response.getheaders(), response.read()
+        finally:
+            upstream.close()
+        if proxy.mode != "up":  # the fault came while S3 answered: the answer is lost with the connection
+            self.close_connection = True
+            return
+        self._answer(status, answer_headers, answer)
+
+    def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        bodiless = self.command == "HEAD" or status in (204, 304)  # their content-length is S3's, kept as is
+        self.send_response(status)
+        for name, value in headers:
+            if name.lower() not in HOP_BY_HOP and (bodiless or name.lower() != "content-length"):
+                self.send_header(name, value)
+        if not bodiless:
+            self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        if not bodiless:
+            self.wfile.write(body)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _request
