@@ -24,7 +24,7 @@ from function.catalog.published import INDEX_FILE
 from function.catalog.registry import ModelRegistry
 from function.catalog.s3_source import S3ModelSource
 from function.protocols.tfserving import version_number
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_server import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64
 from tests.support.clock import Clock
@@ -33,11 +33,6 @@ REFRESH_SECONDS = 30
 REQUESTS = 2000
 WEIGHT = 10
 Z_999 = 3.2905  # two-sided 99.9% quantile of the normal approximation to the binomial
-
-
-@pytest.fixture()
-def bucket(aws_environment) -> str:  # noqa: F811
-    return aws_environment.bucket()
 
 
 def relabelled(model_dir: Path, tmp_path: Path) -> Path:

@@ -21,18 +21,13 @@ from function.config import ServiceSettings
 from function.catalog.published import INDEX_FILE
 from function.catalog.registry import ModelRegistry
 from function.catalog.s3_source import S3ModelSource
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_server import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64, encode, photo
 from tests.support.clock import Clock
 
 REPO = Path(__file__).resolve().parents[2]
 REFRESH_SECONDS = 30
-
-
-@pytest.fixture()
-def bucket(aws_environment) -> str:  # noqa: F811
-    return aws_environment.bucket()
 
 
 def s3_registry(bucket: str, tmp_path: Path, clock=None, refresh: int = 0) -> ModelRegistry:

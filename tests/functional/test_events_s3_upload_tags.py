@@ -8,7 +8,7 @@ import pytest
 from function.entry import handle_event
 from function.entry.s3_upload import MAX_TAGS, UploadsNotProcessed
 from tests.support.aws_events import s3_object_created
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_server import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import cat_jpeg
 from tests.support.recording_s3 import RecordingS3
@@ -17,11 +17,6 @@ PREFIX = "uploads/"
 OURS = ("label", "score", "model_version")
 INVALID_TAG = b"<Error><Code>InvalidTag</Code><Message>Object tags cannot be greater than 10</Message></Error>"
 SLOW_DOWN = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
-
-
-@pytest.fixture()
-def bucket(aws_environment) -> str:  # noqa: F811
-    return aws_environment.bucket()
 
 
 def user_tags(count: int) -> dict[str, str]:

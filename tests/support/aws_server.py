@@ -1,7 +1,8 @@
 """moto in server mode on 127.0.0.1 for the S3 and SQS tests: the real protocols over HTTP, started by the suite.
 
 `aws` is one server for the whole session; `aws_environment` points this process's S3 calls at it (the function's
-own client reads AWS_ENDPOINT_URL_S3, as the SDKs do) with fake credentials. Setup and checks use boto3.
+own client reads AWS_ENDPOINT_URL_S3, as the SDKs do) with fake credentials; `bucket` is a new empty bucket there.
+Setup and checks use boto3.
 """
 from __future__ import annotations
 
@@ -78,3 +79,8 @@ def aws_environment(aws, monkeypatch) -> AwsServer:
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", aws.endpoint)
     return aws
+
+
+@pytest.fixture
+def bucket(aws_environment) -> str:
+    return aws_environment.bucket()
