@@ -4,8 +4,8 @@ its module's preset and served on raw photos.
 Per family: the time `python -m convert DIR OUT --quantization float16` takes (a fresh process: TensorFlow's
 import, the served gate on 36 raw photos, the report, the function's check), and how often the function's
 /classify on 36 other raw photos (other crops, other sizes, PNG bytes) answers what
-`model.predict(<module>.preprocess_input(resized photos))` answers. The models are the tests' own
-(tests/support/keras_applications_models.py): weights=None, a brief fit on crops of six sample photos.
+`model.predict(<module>.preprocess_input(resized photos))` answers. The models are the tests' too
+(bench/keras_applications_models.py): weights=None, a brief fit on crops of six sample photos.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.keras_applications_models import FAMILIES, build_family_model, classify_agreement
 from bench.paths import REPO_ROOT
 
 CONVERT_TIMEOUT_SECONDS = 600
@@ -23,7 +24,6 @@ CONVERT_TIMEOUT_SECONDS = 600
 def measure(name: str, scratch: Path) -> dict:
     from function.catalog.registry import ModelRegistry  # noqa: PLC0415
     from tests.support.function_fixtures import make_service  # noqa: PLC0415
-    from tests.support.keras_applications_models import build_family_model, classify_agreement  # noqa: PLC0415
 
     started = time.perf_counter()
     model = build_family_model(name, scratch / name)
@@ -40,8 +40,6 @@ def measure(name: str, scratch: Path) -> dict:
 
 
 def table() -> list[str]:
-    from tests.support.keras_applications_models import FAMILIES  # noqa: PLC0415
-
     with tempfile.TemporaryDirectory(prefix="bench-keras-families-") as scratch:
         rows = [measure(name, Path(scratch)) for name in FAMILIES]
     lines = ["| family | model (weights=None) | preset | input | build + brief fit | convert (float16, fresh process) "
