@@ -14,7 +14,7 @@ alone: quoted, escaped to printable ASCII, at most MAX_QUOTED_CHARS characters.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_QUOTED_CHARS = 80
 
@@ -84,8 +84,7 @@ class UnsupportedEvent(ServingError):
     """The Lambda event is not one this function understands."""
 
 
-@dataclass(frozen=True)
-class ErrorCode:
+class ErrorCode(NamedTuple):
     kind: type[ServingError]
     when: str
 

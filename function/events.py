@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NamedTuple
 
 from function.errors import refuse
 
 
-@dataclass(frozen=True)
-class Request:
+NO_QUERY: Mapping[str, str] = MappingProxyType({})  # one shared default, so it cannot be changed
+
+
+class Request(NamedTuple):
     method: str
     path: str
     headers: dict[str, str]  # names lower-cased
     body: bytes
-    query: dict[str, str] = field(default_factory=dict)  # as API Gateway passes them
+    query: Mapping[str, str] = NO_QUERY  # as API Gateway passes them
     request_id: str = ""
     event_format: str = "2.0"
 

@@ -9,8 +9,7 @@ input that names none, the one the model's rollout (function/catalog/rollout.py)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from function.cache.base import NullResultStore, ResultStore
 from function.cache.keys import result_key
@@ -23,8 +22,7 @@ if TYPE_CHECKING:
     from function.catalog.registry import ModelRegistry
 
 
-@dataclass(frozen=True)
-class Prediction:
+class Prediction(NamedTuple):
     results: list[Result]  # one per input, in input order
     cached: list[bool]
     task: Task  # the version that answered: its manifest's version is the answer's model_version

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
 
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 BINARY_CONTENT_TYPE = "application/octet-stream"
@@ -11,11 +10,13 @@ BINARY_CONTENT_TYPE = "application/octet-stream"
 TEXT_TYPES = ("application/json", "text/")
 
 
-@dataclass
 class Response:
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("status", "body", "headers")
+
+    def __init__(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.headers = {} if headers is None else headers
 
 
 def json_bytes(payload: object) -> bytes:

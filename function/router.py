@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from function.errors import MethodNotAllowed, ServingError, quoted, refuse
 from function.http_errors import ErrorBody, api_error_body, message_error_body, openai_error_body
@@ -39,8 +39,7 @@ class LazyRoute:
         return self.function(ctx)
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(NamedTuple):
     """One protocol's routes (path template -> method -> route) and the body its errors take."""
 
     name: str
@@ -124,8 +123,7 @@ def _pattern(template: str, group: Group) -> re.Pattern:
 PATTERNS = [(template, _pattern(template, group), group) for group in GROUPS for template in group.routes]
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     """Where a request's path leads: its group always, its route template when one matches."""
 
     path: str  # normalized

@@ -17,11 +17,10 @@ A model's labelled versions (an S3 index's canary) are tasks too, kept in its Ro
 """
 from __future__ import annotations
 
-import http.client
 import logging
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from function.catalog.rollout import STABLE, Rollout
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
@@ -42,8 +41,7 @@ DUPLICATE_NAME = "duplicate_model_name"
 UNSERVABLE = "model_unavailable"
 
 
-@dataclass(frozen=True)
-class UnservableModel:
+class UnservableModel(NamedTuple):
     """A model the function cannot serve, and why."""
 
     name: str
@@ -208,7 +206,7 @@ class ModelRegistry:
             entry.load()
         except ModelUnavailable as exc:
             return UnservableModel(listed.name, listed.directory, exc.message)
-        except (ModelFilesError, OSError, http.client.HTTPException) as exc:
+        except (ModelFilesError, *self.source.fetch_errors) as exc:
             return UnservableModel(listed.name, listed.directory, f"{type(exc).__name__}: {exc}")
         return entry
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from function.tasks.base import Task
 
@@ -18,13 +17,15 @@ STABLE = "stable"
 BUCKETS = 10_000  # a weight is a whole percent: 100 buckets each, so the hash splits the inputs evenly
 
 
-@dataclass
 class Rollout:
-    name: str
-    stable: Task
-    labels: dict[str, Task | str]  # label -> its task, or why it cannot be served; "stable" not among them
-    weights: dict[str, int]  # label -> percent of the requests that name no version
-    stopped: dict[str, str] = field(default_factory=dict)  # label -> why it takes no weighted request any more
+    __slots__ = ("name", "stable", "labels", "weights", "stopped")
+
+    def __init__(self, name: str, stable: Task, labels: dict[str, Task | str], weights: dict[str, int]) -> None:
+        self.name = name
+        self.stable = stable
+        self.labels = labels  # label -> its task, or why it cannot be served; "stable" not among them
+        self.weights = weights  # label -> percent of the requests that name no version
+        self.stopped: dict[str, str] = {}  # label -> why it takes no weighted request any more
 
     def label(self, label: str) -> Task | str | None:
         return self.stable if label == STABLE else self.labels.get(label)

@@ -32,6 +32,8 @@ REQUEST_LIMITS = {"connect_timeout": 1.0, "read_timeout": 1.0, "max_attempts": 1
 
 
 class S3ModelSource(ModelSource):
+    fetch_errors = (OSError, http.client.HTTPException)
+
     def __init__(self, bucket: str, prefix: str, client: S3Client, download_dir: Path, refresh_seconds: float = 0.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.bucket = bucket
@@ -77,7 +79,7 @@ class S3ModelSource(ModelSource):
             hint = (" (without s3:ListBucket, S3 answers AccessDenied for a missing key too: has a model been "
                     "published there with `python -m convert publish`?)") if exc.code == "AccessDenied" else ""
             raise ModelSourceError(f"cannot read {where}: {exc}{hint}") from exc
-        except (OSError, http.client.HTTPException) as exc:
+        except self.fetch_errors as exc:
             raise ModelSourceError(f"cannot read {where}: {type(exc).__name__}: {exc}") from exc
         try:
             models = parse_index(index.body, where)

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from function.model.files import PRESENT, ModelFiles, ModelFilesError, file_sha256
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
 
 
-@dataclass(frozen=True)
-class ListedModel:
+class ListedModel(NamedTuple):
     name: str  # the manifest's name; the directory's name when the manifest cannot be read
     directory: Path  # where its files are, or will be once `files.ensure()` returns
     manifest: Manifest | ManifestError
@@ -23,8 +22,7 @@ class ListedModel:
     labelled: tuple[LabelledVersion, ...] = ()  # the model's other versions under a label (an S3 index's labels)
 
 
-@dataclass(frozen=True)
-class LabelledVersion:
+class LabelledVersion(NamedTuple):
     """Another version of a listed model, served to requests that name its label (or its version) and, with a
     weight, to that percent of the requests that name neither (function/catalog/rollout.py)."""
 
@@ -41,6 +39,9 @@ class ModelSource(ABC):
     description: str  # for the logs and the local server's first line
     directory: Path  # where the model directories are on disk (downloaded into, for a remote source)
     checks_on_request = False  # True: a due check runs in the request that sees it (a local disk), not in the background
+    # What prepare() raises when the files cannot be fetched (the registry keeps the serving version): a remote
+    # source adds its transport's errors, so the init of a function on local models never imports http.client.
+    fetch_errors: tuple[type[BaseException], ...] = (OSError,)
 
     @abstractmethod
     def models(self) -> list[ListedModel]:

@@ -1,7 +1,6 @@
 """API Gateway proxy events (HTTP API payload 2.0, REST API 1.0): a Request in, a proxy result out. Never raises."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 from function.errors import UnsupportedEvent
@@ -21,5 +20,5 @@ def handle(service: Service, event: object, lambda_request_id: str) -> dict:
                                                            "lambda_request_id": lambda_request_id}})
         return to_result(error_response(exc))
     if not request.request_id and lambda_request_id:
-        request = dataclasses.replace(request, request_id=lambda_request_id)
+        request = request._replace(request_id=lambda_request_id)
     return to_result(service.handle(request, lambda_request_id))

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from function.model.identity import serving_version
 
@@ -15,8 +15,7 @@ class ManifestError(ValueError):
     """A model directory whose manifest.json cannot be served; the message says why."""
 
 
-@dataclass(frozen=True)
-class TensorSpec:
+class TensorSpec(NamedTuple):
     name: str
     shape: tuple[int, ...]  # batch first; -1 for a dynamic dimension
     dtype: str
@@ -69,8 +68,7 @@ def _ints(value: object, field: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(NamedTuple):
     directory: Path
     name: str
     task: str

@@ -9,7 +9,7 @@ tensors out, every output unless `outputs` names some. Binary outputs when the r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,8 +31,7 @@ UNSUPPORTED_PARAMETERS = {
 }
 
 
-@dataclass(frozen=True)
-class InferRequest:
+class InferRequest(NamedTuple):
     id: str | None
     instances: TensorBatch
     outputs: tuple[TensorSpec, ...]  # the outputs to answer, in the order asked
@@ -143,7 +142,7 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
     if sent == spec.served_dtype:
         array = to_array(item["data"], spec, where)
     else:  # the values as the tensor says they are (FP16 rounds to float16), then as the input takes them
-        array = narrow_floats(to_array(item["data"], replace(spec, dtype=sent, scale=None), where), spec, where)
+        array = narrow_floats(to_array(item["data"], spec._replace(dtype=sent, scale=None), where), spec, where)
     if array.size != count or (array.ndim > 1 and list(array.shape) != shape):
         raise refuse("invalid_shape", f"{where}.data holds {array.size} values nested as {list(array.shape)}; "
                      f"shape {shape} needs {count}, flat or nested as the shape.")

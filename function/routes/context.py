@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from function.cache.base import ResultStore
@@ -15,15 +14,18 @@ from function.catalog.registry import ModelRegistry
 from function.tasks.base import Task
 
 
-@dataclass
 class RouteContext:
-    request: Request
-    settings: ServiceSettings
-    registry: ModelRegistry
-    store: ResultStore
-    timings: Timings = field(default_factory=Timings)
-    log_fields: dict = field(default_factory=dict)  # route-specific facts for the request's log line
-    path_params: dict[str, str] = field(default_factory=dict)  # {name} parts of the route's path
+    __slots__ = ("request", "settings", "registry", "store", "timings", "log_fields", "path_params")
+
+    def __init__(self, request: Request, settings: ServiceSettings, registry: ModelRegistry, store: ResultStore,
+                 timings: Timings | None = None, path_params: dict[str, str] | None = None) -> None:
+        self.request = request
+        self.settings = settings
+        self.registry = registry
+        self.store = store
+        self.timings = Timings() if timings is None else timings
+        self.log_fields: dict = {}  # route-specific facts for the request's log line
+        self.path_params = {} if path_params is None else path_params  # {name} parts of the route's path
 
     def task(self, body: dict, task: str, accepts: type[Task] | None = None) -> Task:
         """The task of the model the request names in "model", else the route's default model for `task`.

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -30,10 +29,9 @@ from function.model.runner import ModelRunner
 Result = dict
 
 
-@dataclass(frozen=True)
-class Batch:
+class Batch(NamedTuple):
     tensors: dict[str, np.ndarray]  # role -> batch-first array
-    notes: list[dict] = field(default_factory=list)  # per input: what preprocessing did that a result reports
+    notes: Sequence[dict] = ()  # per input: what preprocessing did that a result reports
 log = logging.getLogger("function")
 
 

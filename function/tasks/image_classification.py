@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,8 +17,7 @@ from function.tasks.classification import (check_labels, is_multi_label_result, 
 DEFAULT_TOP_K = 5
 
 
-@dataclass(frozen=True)
-class ImageInput:
+class ImageInput(NamedTuple):
     data: bytes
     where: str = "the image"  # for error messages: "field 'images[2]'"
 
