@@ -5,18 +5,21 @@ Text longer than max_length tokens is truncated (the tokenizer keeps the first t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 
-@dataclass(frozen=True)
-class EncodedText:
+class EncodedText(NamedTuple):
     ids: list[int]  # without padding
     attention_mask: list[int]
-    tokens: list[str]
     truncated: bool
+    encoding: Any  # the tokenizer's own Encoding: only /tokenize reads the token strings, so only it converts them
+
+    @property
+    def tokens(self) -> list[str]:
+        return list(self.encoding.tokens)
 
 
 class TextEncoder:
@@ -41,8 +44,7 @@ class TextEncoder:
     def encode(self, texts: list[str]) -> list[EncodedText]:
         prepared = [text.lower() if self.lowercase else text for text in texts]
         encodings = self._tokenizer.encode_batch(prepared)
-        return [EncodedText(ids=list(e.ids), attention_mask=list(e.attention_mask), tokens=list(e.tokens),
-                            truncated=bool(e.overflowing)) for e in encodings]
+        return [EncodedText(list(e.ids), list(e.attention_mask), bool(e.overflowing), e) for e in encodings]
 
     def batch(self, encoded: list[EncodedText], fixed_length: bool = True) -> dict[str, np.ndarray]:
         """role -> (batch, length) int32, padded with the pad id (mask 0): to max_length for a model with a fixed

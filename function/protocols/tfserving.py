@@ -8,7 +8,7 @@ when the model has several outputs) or `"outputs"` (the batched value; an object
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 from function.errors import InvalidInput, refuse
@@ -24,8 +24,7 @@ PREDICT_METHOD = "tensorflow/serving/predict"
 VERSION_HEX_DIGITS = 12  # 48 bits of the model's sha256 version: a positive int64, as TF Serving versions are
 
 
-@dataclass(frozen=True)
-class PredictRequest:
+class PredictRequest(NamedTuple):
     format: str  # ROW or COLUMNAR: the answer takes the same one
     instances: TensorBatch
 
