@@ -13,7 +13,6 @@ import math
 import re
 import sys
 import time
-from contextlib import contextmanager
 
 LOGGER_NAME = "function"
 # Outside JSON strings the text is ASCII, so escaping these anywhere keeps it valid JSON: the line breakers
@@ -72,7 +71,8 @@ def json_line(fields: dict, ascii_only: bool = False) -> str:
         text = json.dumps(fields, ensure_ascii=ascii_only, default=str, allow_nan=False)
     except Exception:  # noqa: BLE001  (a non-str key, NaN, a huge int, a cycle, a field whose __str__ raises)
         text = json.dumps(_plain(fields), ensure_ascii=ascii_only)
-    text = UNSAFE_IN_A_LINE.sub(_escape, text)
+    if not text.isascii():  # every character it replaces is outside ASCII: most lines skip the scan
+        text = UNSAFE_IN_A_LINE.sub(_escape, text)
     if raw is not None:
         text = f'{text[:-1]}{"," if fields else ""}"{RAW_MEMBER}":{raw}}}'
     return text
@@ -120,6 +120,10 @@ def configure(level: str) -> logging.Logger:
         logger.addHandler(handler)
     logger.setLevel(level)
     logger.propagate = False
+    # No line shows the caller's file and line, the thread or the process: logging finds them for every record
+    # unless told not to (the logging HOWTO's "Optimization"), 3 of the ~20 us a request's line costs.
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     return logger
 
 
@@ -129,13 +133,24 @@ class Timings:
     def __init__(self) -> None:
         self.stages: dict[str, float] = {}
 
-    @contextmanager
-    def stage(self, name: str):
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.stages[name] = self.stages.get(name, 0.0) + (time.perf_counter() - start) * 1000.0
+    def stage(self, name: str) -> "_Stage":
+        """`with timings.stage("decode"):` adds the block's time to that stage, also when it raises."""
+        return _Stage(self.stages, name)
 
     def as_dict(self) -> dict[str, float]:
         return {name: round(ms, 3) for name, ms in self.stages.items()}
+
+
+class _Stage:
+    """One timed block: a plain context manager, half the cost of a @contextmanager one (five blocks per request)."""
+
+    __slots__ = ("stages", "name", "start")
+
+    def __init__(self, stages: dict[str, float], name: str) -> None:
+        self.stages, self.name = stages, name
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stages[self.name] = self.stages.get(self.name, 0.0) + (time.perf_counter() - self.start) * 1000.0
