@@ -19,6 +19,9 @@ LOGGER_NAME = "function"
 # json.dumps leaves raw, and lone surrogates (from a client's bytes), which no UTF-8 stream can encode.
 UNSAFE_IN_A_LINE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 MAX_DEPTH = 20  # fields nested deeper than this are logged as their type name
+# Built once (json.dumps with arguments builds one per call), for a UTF-8 stream and for one that is not.
+LINE_ENCODERS = {ascii_only: json.JSONEncoder(ensure_ascii=ascii_only, default=str, allow_nan=False)
+                 for ascii_only in (False, True)}
 
 
 def _escape(match: re.Match) -> str:
@@ -68,7 +71,7 @@ def json_line(fields: dict, ascii_only: bool = False) -> str:
     else:
         raw = None
     try:
-        text = json.dumps(fields, ensure_ascii=ascii_only, default=str, allow_nan=False)
+        text = LINE_ENCODERS[ascii_only].encode(fields)
     except Exception:  # noqa: BLE001  (a non-str key, NaN, a huge int, a cycle, a field whose __str__ raises)
         text = json.dumps(_plain(fields), ensure_ascii=ascii_only)
     if not text.isascii():  # every character it replaces is outside ASCII: most lines skip the scan

@@ -19,10 +19,14 @@ class Response:
         self.headers = {} if headers is None else headers
 
 
+# ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes. One encoder for every answer:
+# json.dumps with any argument builds a new one per call.
+ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_bytes(payload: object) -> bytes:
-    # ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes.
     # errors="replace": a lone surrogate echoed from the client must not turn an answer into a crash.
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", errors="replace")
+    return ANSWER_ENCODER.encode(payload).encode("utf-8", errors="replace")
 
 
 def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
