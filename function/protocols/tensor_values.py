@@ -68,6 +68,8 @@ def check_shape(shape: tuple[int, ...], spec: TensorSpec, where: str, batched: b
     """A shape fits the input: rank, then every fixed dimension (after the batch dimension when `batched`)."""
     wanted = spec.shape[1:]
     got = shape[1:] if batched else shape
+    if got == wanted and (shape or not batched):  # every dimension fixed and as sent: the common case, at once
+        return
     if (batched and not shape) or len(got) != len(wanted) or any(
             want >= 0 and dim != want for dim, want in zip(got, wanted)):
         expected = expected_shape(spec) if batched else f"{instance_shape(spec)} per instance"
@@ -78,9 +80,11 @@ def check_shape(shape: tuple[int, ...], spec: TensorSpec, where: str, batched: b
 def check_bounds(shape: tuple[int, ...], spec: TensorSpec, where: str) -> None:
     """A shape that already fits the input (check_shape) within the tensor element cap and, for each open
     dimension, the largest size the model takes (its manifest's max_shape, found by `convert`)."""
-    if any(dim > MAX_TENSOR_ELEMENTS for dim in shape) or math.prod(shape) > MAX_TENSOR_ELEMENTS:
+    if max(shape, default=0) > MAX_TENSOR_ELEMENTS or math.prod(shape) > MAX_TENSOR_ELEMENTS:
         raise refuse("tensor_too_large", f"Input {spec.name!r}: {where} has shape {str(list(shape))[:80]}, over "
                      f"{MAX_TENSOR_ELEMENTS} elements (the limit per tensor).")
+    if spec.max_shape is None and min(spec.shape[1:], default=0) >= 0:  # no open dimension: all checked by shape
+        return
     for axis, (dim, fixed) in enumerate(zip(shape[1:], spec.shape[1:]), start=1):
         if fixed < 0 and dim == 0:  # `convert` probes from 1: a model may fail on an empty sequence
             raise refuse("invalid_shape", f"Input {spec.name!r} takes at least 1 in dimension {axis} (shape "
