@@ -120,7 +120,18 @@ def _pattern(template: str, group: Group) -> re.Pattern:
     return re.compile(regex)
 
 
-PATTERNS = [(template, _pattern(template, group), group) for group in GROUPS for template in group.routes]
+# A template without {parts} is found by its path alone. Those with parts belong to the group owning their prefix
+# (/v1/models/..., /v2/...), each group's compiled on its first request: a cold /classify compiles no pattern.
+LITERAL_ROUTES = {template: group for group in GROUPS for template in group.routes if "{" not in template}
+_patterns: dict[str, list[tuple[str, re.Pattern]]] = {}  # group name -> its templates with parts, compiled
+
+
+def _group_patterns(group: Group) -> list[tuple[str, re.Pattern]]:
+    found = _patterns.get(group.name)
+    if found is None:
+        found = _patterns[group.name] = [(template, _pattern(template, group)) for template in group.routes
+                                         if "{" in template]
+    return found
 
 
 class Match(NamedTuple):
@@ -148,7 +159,11 @@ def normalize(path: str) -> str:
 
 def match(path: str) -> Match:
     normalized = normalize(path)
-    for template, pattern, group in PATTERNS:
+    literal = LITERAL_ROUTES.get(normalized)
+    if literal is not None:
+        return Match(normalized, literal, normalized, {})
+    group = owner(normalized)
+    for template, pattern in _group_patterns(group):
         found = pattern.fullmatch(normalized)
         if found:
             return Match(normalized, group, template, found.groupdict())
