@@ -9,10 +9,8 @@ every route's stacks in turn (the order flips every round; one discarded round f
 - cold: a fresh emulated Lambda environment to the first answer (bench/cold_start.first_answer), and the runtime
   process's peak RSS;
 - warm: the function and its floor alternate call by call in one fresh process of the Lambda venv
-  (bench/revision_worker.py, RESULTS_CACHE=off): the paired difference, exact for a small model; then each of
-  them alone and each peer in a fresh process of its own venv (bench/embed_worker.py), which is what the target
-  is judged on where one model's weights do not fit the CPU's caches twice. A round's p50 is one sample; cells are
-  the medians over the rounds.
+  (bench/revision_worker.py, RESULTS_CACHE=off); each peer gets a fresh process of its own venv
+  (bench/embed_worker.py). A round's p50 is one sample; cells are the medians over the rounds.
 
 `python -m bench.floors_peers [--rounds N]` runs it alone and prints it.
 """
@@ -43,12 +41,9 @@ BATCH = "/embed, 32 mixed-length sentences"  # warm only
 BATCH_REQUESTS, BATCH_WARMUP = 3, 2  # per round: a 32-sentence call takes ~1 s
 MODE_ROUNDS = 5  # fresh processes per minilm mode (bench/embed_modes.py)
 FUNCTION, FLOOR, ONNX, TORCH = "function", "floor", "ONNX Runtime", "sentence-transformers"
-# The function and its floor again, each in a process of its own like each peer's, as Lambda runs one model's
-# interpreter: paired in one process, two interpreters of one model take turns and evict each other's weights from
-# the CPU's caches (91 MB each for minilm), so the paired p50s of a big model are slower than either alone.
+# The function's embedding routes again, in a process of their own like each peer's: paired with its floor, two
+# interpreters of one model take turns, and their weights (91 MB each) no longer stay in the CPU's cache.
 ALONE = "function, alone"
-FLOOR_ALONE = "floor, alone"
-ALONE_OF = {ALONE: FUNCTION, FLOOR_ALONE: FLOOR}  # each such stack -> the configuration it runs
 
 
 @dataclass(frozen=True)
@@ -189,10 +184,10 @@ def measure(rounds: int, requests: int) -> tuple[list[Route], Samples]:
                 for label in stacks[route.name]:
                     if label not in (FUNCTION, FLOOR):
                         peers.setdefault((label, route.model), []).append(route)
-                for label in ALONE_OF:
-                    peers.setdefault((label, route.model), []).append(route)
+                if route.embeds:
+                    peers.setdefault((ALONE, route.model), []).append(route)
             for (label, model), peer_routes in peers.items():
-                configuration = stacks[peer_routes[0].name][ALONE_OF.get(label, label)]
+                configuration = stacks[peer_routes[0].name][FUNCTION if label == ALONE else label]
                 warm_peer_round(label, configuration, peer_routes, plan, samples, record)
             print(f"==> [{time.strftime('%T')}] floors and peers: round {round_number}/{rounds} done", flush=True)
     return warm_routes, samples

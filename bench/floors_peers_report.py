@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bench import embeddings, inputs
-from bench.floors_peers import (ALONE, BATCH, BATCH_REQUESTS, COLD_TARGET, FLOOR, FLOOR_ALONE, FUNCTION, ONNX, TINY_MODEL_MS,
-                                TORCH, WARM_TARGET, Route, Samples)
+from bench.floors_peers import (ALONE, BATCH, BATCH_REQUESTS, COLD_TARGET, FLOOR, FUNCTION, ONNX, TINY_MODEL_MS, TORCH, WARM_TARGET,
+                                Route, Samples)
 from bench.report import table, verdict
 from bench.stats import summarize
 
@@ -54,16 +54,11 @@ def _warm(routes: list[Route], samples: Samples) -> tuple[list[str], list[str]]:
         ours, floor = _median(samples.warm_p50, (route.name, FUNCTION)), _median(samples.warm_p50, (route.name, FLOOR))
         paired = summarize(samples.paired_ms[route.name]).median if samples.paired_ms.get(route.name) else None
         overhead = ours / floor - 1 if ours and floor else None
-        alone, floor_alone = _median(samples.warm_p50, (route.name, ALONE)), _median(samples.warm_p50, (route.name, FLOOR_ALONE))
-        alone_overhead = alone / floor_alone - 1 if alone and floor_alone else None
         rows.append([f"`{route.name}`", *[_cell(samples.warm_p50, (route.name, label), 2)
                                           for label in (FUNCTION, FLOOR)],
-                     f"{overhead:+.1%}" if overhead is not None else "-",
+                     f"**{overhead:+.1%}**" if overhead is not None else "-",
                      f"{paired:+.3f}" if paired is not None else "-",
-                     *[_cell(samples.warm_p50, (route.name, label), 2) for label in (ALONE, FLOOR_ALONE)],
-                     "-" if alone_overhead is None else (f"{alone_overhead:+.1%}" if route.model == "tabular"
-                                                         else f"**{alone_overhead:+.1%}**"),
-                     *[_cell(samples.warm_p50, (route.name, label), 2) for label in PEERS]])
+                     *[_cell(samples.warm_p50, (route.name, label), 2) for label in (ALONE, *PEERS)]])
         if overhead is None:
             continue
         if route.model == "tabular":
@@ -71,19 +66,16 @@ def _warm(routes: list[Route], samples: Samples) -> tuple[list[str], list[str]]:
                                     f"warm {route.name}: {paired:+.3f} ms over its floor's {floor:.3f} ms "
                                     f"(target < {TINY_MODEL_MS} ms on the tiny tabular model)"))
         elif route.name != BATCH:
-            judged, mine, theirs, how = ((alone_overhead, alone, floor_alone, "each alone") if alone_overhead is not None
-                                         else (overhead, ours, floor, "paired"))
-            verdicts.append(verdict(judged <= WARM_TARGET, f"warm {route.name}: {judged:+.1%} over its floor at p50, "
-                                    f"{how} ({mine:.2f} vs {theirs:.2f} ms; paired {overhead:+.1%}; target <= "
-                                    f"{WARM_TARGET:.0%})"))
+            verdicts.append(verdict(overhead <= WARM_TARGET, f"warm {route.name}: {overhead:+.1%} over its floor at p50 "
+                                    f"({ours:.2f} vs {floor:.2f} ms; target <= {WARM_TARGET:.0%})"))
         onnx = _median(samples.warm_p50, (route.name, ONNX))
+        alone = _median(samples.warm_p50, (route.name, ALONE))
         if route.name in ("/embed", BATCH) and onnx and alone:
             verdicts.append(verdict(alone < onnx, f"warm {route.name}: function {alone:.2f} ms (in a process of its "
                                     f"own, as the peer) vs ONNX Runtime + tokenizers {onnx:.2f} ms "
                                     f"({_ratio(alone, onnx)}; target: faster)"))
-    headers = ["route", "function p50 ms (paired)", "floor p50 ms (paired)", "overhead, paired", "added ms (paired median)",
-               "function alone p50 ms", "floor alone p50 ms", "overhead, each alone", "ONNX Runtime p50 ms",
-               "sentence-transformers p50 ms"]
+    headers = ["route", "function p50 ms", "floor p50 ms", "overhead (p50)", "added ms (paired median)",
+               "function alone p50 ms", "ONNX Runtime p50 ms", "sentence-transformers p50 ms"]
     return [table(headers, rows)], verdicts
 
 
@@ -151,11 +143,9 @@ def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
         f"one process of the Lambda venv (RESULTS_CACHE=off, so every call computes), {requests} timed calls per "
         f"route ({BATCH_REQUESTS} for the 32-sentence batch) after untimed warm-up; a round's p50 is one sample. *Added*: the "
         "median over the rounds of each round's median paired difference (a call minus the floor call right after "
-        "it). *Alone*: the function and its floor once more, each in a fresh process of its own, as each peer "
-        "runs and as Lambda runs one model: paired in one process, two interpreters of the model take turns and "
-        "evict each other's weights from the CPU's caches. The <= 5% target is judged each alone (bold), the "
-        "tabular model's 0.1 ms on the paired difference (its model fits any cache), the peers against the "
-        "function alone.",
+        "it). *Function alone*: the function's embedding routes once more in a fresh process of their own, as each "
+        "peer runs (paired with its floor, two interpreters of the model take turns and their weights stop fitting "
+        "the CPU's cache): the figure held against the peers.",
         "",
         *warm,
         "",
