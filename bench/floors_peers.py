@@ -9,7 +9,9 @@ every route's stacks in turn (the order flips every round; one discarded round f
 - cold: a fresh emulated Lambda environment to the first answer (bench/cold_start.first_answer), and the runtime
   process's peak RSS;
 - warm: the function and its floor alternate call by call in one fresh process of the Lambda venv
-  (bench/revision_worker.py, RESULTS_CACHE=off); each peer gets a fresh process of its own venv
+  (bench/revision_worker.py, RESULTS_CACHE=off), the floor calling the function's own interpreter: one copy of the
+  weights, as a Lambda holds (two copies taking turns evict each other's from the CPU's caches, which doubled
+  minilm's latency for both and hid the function's own cost in noise); each peer gets a fresh process of its own venv
   (bench/embed_worker.py). A round's p50 is one sample; cells are the medians over the rounds.
 
 `python -m bench.floors_peers [--rounds N]` runs it alone and prints it.
@@ -41,8 +43,7 @@ BATCH = "/embed, 32 mixed-length sentences"  # warm only
 BATCH_REQUESTS, BATCH_WARMUP = 3, 2  # per round: a 32-sentence call takes ~1 s
 MODE_ROUNDS = 5  # fresh processes per minilm mode (bench/embed_modes.py)
 FUNCTION, FLOOR, ONNX, TORCH = "function", "floor", "ONNX Runtime", "sentence-transformers"
-# The function's embedding routes again, in a process of their own like each peer's: paired with its floor, two
-# interpreters of one model take turns, and their weights (91 MB each) no longer stay in the CPU's cache.
+# The function's embedding routes again, in a process of their own like each peer's: the figure held against them.
 ALONE = "function, alone"
 
 
@@ -124,7 +125,7 @@ def warm_plan(all_routes: list[Route], requests: int) -> dict[str, dict]:
     plan = {}
     for route in all_routes:
         batch = route.name == BATCH
-        plan[route.name] = {"model": route.model, "event": route.event, "floor": {"kind": "event"},
+        plan[route.name] = {"model": route.model, "event": route.event, "floor": {"kind": "event", "shared_engine": True},
                             "requests": BATCH_REQUESTS if batch else requests, **(
                                 {"warmup": BATCH_WARMUP, "keep_answer": True} if batch else {})}
     return plan

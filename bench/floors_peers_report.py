@@ -140,12 +140,12 @@ def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
         *cold,
         "",
         f"**Warm**: per round, one fresh process per stack; the function and its floor alternate call by call in "
-        f"one process of the Lambda venv (RESULTS_CACHE=off, so every call computes), {requests} timed calls per "
+        f"one process of the Lambda venv, the floor calling the function's own interpreter (one copy of the "
+        f"weights, as in Lambda) (RESULTS_CACHE=off, so every call computes), {requests} timed calls per "
         f"route ({BATCH_REQUESTS} for the 32-sentence batch) after untimed warm-up; a round's p50 is one sample. *Added*: the "
         "median over the rounds of each round's median paired difference (a call minus the floor call right after "
         "it). *Function alone*: the function's embedding routes once more in a fresh process of their own, as each "
-        "peer runs (paired with its floor, two interpreters of the model take turns and their weights stop fitting "
-        "the CPU's cache): the figure held against the peers.",
+        "peer runs: the figure held against the peers.",
         "",
         *warm,
         "",

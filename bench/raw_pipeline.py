@@ -103,12 +103,15 @@ class Pipeline:
 class RawModel(Pipeline):
     """The floor's engine: LiteRT's signature runner, one thread, as the function runs it."""
 
-    def __init__(self, model_dir: Path):
-        from ai_edge_litert.interpreter import Interpreter
-
+    def __init__(self, model_dir: Path, runner=None):
+        """`runner`: a signature runner of this model to call instead of a new interpreter of the floor's own."""
         super().__init__(model_dir)
-        interpreter = Interpreter(model_path=str(model_dir / self.manifest["model_file"]), num_threads=1)
-        self._runner = interpreter.get_signature_runner(self.manifest.get("signature", "serving_default"))
+        if runner is None:
+            from ai_edge_litert.interpreter import Interpreter
+
+            interpreter = Interpreter(model_path=str(model_dir / self.manifest["model_file"]), num_threads=1)
+            runner = interpreter.get_signature_runner(self.manifest.get("signature", "serving_default"))
+        self._runner = runner
 
     def run(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self._runner(**feed)

@@ -92,6 +92,8 @@ def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, it
 
 def tokens_of(results: list[Result]) -> dict:
     """{"tokens": n} when every result says how many tokens its text ran (text models), else {}."""
+    if not results or not isinstance(results[0], dict) or "tokens" not in results[0]:  # a tensor or image result
+        return {}
     counts = [result.get("tokens") if isinstance(result, dict) else None for result in results]
     if counts and all(isinstance(count, int) and not isinstance(count, bool) for count in counts):
         return {"tokens": sum(counts)}
