@@ -24,8 +24,9 @@ import numpy as np
 from convert import manifest as manifest_file
 from convert.errors import ConversionError
 from convert.fidelity.base import Column, GateResult, cell, rounded
-from convert.fidelity.classification import THRESHOLDS, TIE_TOLERANCE, agreeing, top1
+from convert.fidelity.classification import THRESHOLDS, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
+from convert.fidelity.multi_label import decisions_agree
 from convert.input_bounds import input_bounds
 from convert.litert_model import LiteRTModel
 from convert.quiet import quiet_native_stderr
@@ -66,7 +67,7 @@ def _measure_label_sets(task: Task, results: list[Result], expected: np.ndarray,
     served = np.zeros_like(wanted, dtype=bool)
     for row, result in enumerate(results):
         served[row, [labels.index(entry["label"]) for entry in result["labels"]]] = True
-    agree = (served == (wanted >= DEFAULT_THRESHOLD)) | (np.abs(wanted - DEFAULT_THRESHOLD) <= TIE_TOLERANCE)
+    agree = decisions_agree(wanted, served)
     sets = agree.all(axis=1)
     agreement = float(np.mean(sets))
     metrics = {"samples": len(results), "label_set_agreement": rounded(agreement),

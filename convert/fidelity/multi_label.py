@@ -23,9 +23,14 @@ def decisions(outputs: np.ndarray, output_kind: str, threshold: float = DEFAULT_
 def agreeing_decisions(reference: np.ndarray, converted: np.ndarray, output_kind: str,
                        threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
     """(samples, labels): the converted decision is the reference's, or the reference is a near-tie."""
-    wanted = label_scores(reference, output_kind)
-    tie = np.abs(wanted - threshold) <= TIE_TOLERANCE
-    return (decisions(converted, output_kind, threshold) == (wanted >= threshold)) | tie
+    return decisions_agree(label_scores(reference, output_kind), decisions(converted, output_kind, threshold),
+                           threshold)
+
+
+def decisions_agree(wanted: np.ndarray, decided: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+    """(samples, labels): each yes/no in `decided` is the one the reference scores `wanted` make, or the reference
+    is a near-tie (within TIE_TOLERANCE of the threshold)."""
+    return (decided == (wanted >= threshold)) | (np.abs(wanted - threshold) <= TIE_TOLERANCE)
 
 
 class MultiLabelGate:
