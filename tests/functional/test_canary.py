@@ -10,7 +10,6 @@ import io
 import json
 import math
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from tests.support.aws_server import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64
 from tests.support.clock import Clock
+from tests.support.model_copies import relabelled
 
 REFRESH_SECONDS = 30
 REQUESTS = 2000
@@ -35,14 +35,6 @@ WEIGHT = 10
 Z_999 = 3.2905  # two-sided 99.9% quantile of the normal approximation to the binomial
 
 
-def relabelled(model_dir: Path, tmp_path: Path) -> Path:
-    """The same model with new labels: a new serving version whose answers differ."""
-    copy = tmp_path / "relabelled" / model_dir.name
-    shutil.copytree(model_dir, copy)
-    manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["labels"] = [f"digit {label}" for label in manifest["labels"]]
-    (copy / "manifest.json").write_text(json.dumps(manifest))
-    return copy
 
 
 def digit_images(count: int, seed: int = 7) -> list[str]:

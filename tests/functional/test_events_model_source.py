@@ -5,7 +5,6 @@ in the background: tests wait for it with `settle()`), with cache keys that foll
 304 and no download."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from tests.support.aws_server import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64, encode, photo
 from tests.support.clock import Clock
+from tests.support.model_copies import relabelled
 
 REPO = Path(__file__).resolve().parents[2]
 REFRESH_SECONDS = 30
@@ -73,14 +73,6 @@ def test_a_tampered_file_is_refused_and_never_served(aws, bucket, registry, tmp_
         "*.partial")) == []
 
 
-def relabelled(model_dir: Path, tmp_path: Path) -> Path:
-    """The same model with new labels: a new serving version (function/model/identity.py)."""
-    copy = tmp_path / "relabelled" / model_dir.name
-    shutil.copytree(model_dir, copy)
-    manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["labels"] = [f"digit {label}" for label in manifest["labels"]]
-    (copy / "manifest.json").write_text(json.dumps(manifest))
-    return copy
 
 
 def test_a_version_published_while_warm_is_served_after_the_refresh_interval(bucket, registry, tmp_path):  # noqa: F811

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from tests.support.function_fixtures import call, demo_models, make_service, reg
 from tests.support.photos import b64, encode, photo
 from tests.support.s3_proxy import S3Proxy
 from tests.support.clock import Clock
+from tests.support.model_copies import relabelled
 
 REFRESH_SECONDS = 30
 REQUEST_BOUND_SECONDS = 3.0  # the limit is ~1 s; asserted loosely, never a fine timing
@@ -79,15 +79,6 @@ def digit_image() -> dict:
     return {"image": b64(encode(photo("camera").resize((8, 8)), "PNG")), "model": "digits", "top_k": 3}
 
 
-def relabelled(model_dir: Path, tmp_path: Path) -> Path:
-    """The same model with new labels: a new serving version (function/model/identity.py)."""
-    copy = tmp_path / "relabelled" / model_dir.name
-    if not copy.exists():
-        shutil.copytree(model_dir, copy)
-        manifest = json.loads((copy / "manifest.json").read_text())
-        manifest["labels"] = [f"digit {label}" for label in manifest["labels"]]
-        (copy / "manifest.json").write_text(json.dumps(manifest))
-    return copy
 
 
 @pytest.fixture()
