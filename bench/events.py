@@ -15,7 +15,6 @@ import statistics
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 
 from bench import cold_start, inputs, lambda_runtimes
 from bench.paths import MODELS_DIR, REPO_ROOT
@@ -45,25 +44,6 @@ t1 = time.perf_counter()
 client = {client_line}
 t2 = time.perf_counter()
 print(json.dumps({{"import_ms": (t1 - t0) * 1e3, "client_ms": (t2 - t1) * 1e3, "rss_mb": rss_mb() - r0}}))"""
-
-
-@contextmanager
-def aws_in_this_process():
-    """moto's S3 for this process (and, by the environment returned, for emulated Lambdas)."""
-    from tests.support.aws_server import shared_aws_server
-    from tests.support.dynamodb_server import FAKE_CREDENTIALS
-
-    server = shared_aws_server()
-    saved = {name: os.environ.get(name) for name in (*FAKE_CREDENTIALS, "AWS_ENDPOINT_URL_S3")}
-    os.environ.update({**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL_S3": server.endpoint})
-    try:
-        yield server, {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL_S3": server.endpoint}
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 # ---- (a) AWS client cost in a fresh process ----------------------------------------------------------------------
@@ -197,6 +177,8 @@ def run(context) -> SectionResult:
     started = time.perf_counter()
     client_runs = max(context.runs, 10)
     clients = client_costs(client_runs)
+    from tests.support.aws_server import aws_in_this_process  # noqa: PLC0415  (moto: only when the section runs)
+
     with aws_in_this_process() as (server, s3_environment):
         starts = cold_starts(context.runs, server, s3_environment)
         uploads, upload_stages = upload_events(max(context.warm_requests // 4, 20), server)

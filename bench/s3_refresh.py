@@ -98,9 +98,9 @@ def measure(source: Path, environment: dict[str, str], proxy, bodies: Path) -> d
 
 
 def compare(base: str = BEFORE) -> tuple[list[str], list[list[str]]]:
-    from bench.events import aws_in_this_process
     from convert.publish import publish
     from function.aws.s3 import client_from_environment
+    from tests.support.aws_server import aws_in_this_process
     from tests.support.s3_proxy import S3Proxy
 
     results = {}

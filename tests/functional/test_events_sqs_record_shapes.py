@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from function.entry import handle_event
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_server import aws, aws_environment, aws_in_this_process  # noqa: F401
 from tests.support.function_fixtures import assert_healthy, demo_models, make_service, registry  # noqa: F401
 
 EXAMPLES = int(os.environ.get("SQS_PROPERTY_EXAMPLES", "300"))
@@ -47,20 +47,8 @@ records = st.one_of(
 
 @pytest.fixture(scope="module")
 def sqs_service(registry):  # noqa: F811
-    from tests.support.aws_server import shared_aws_server
-    from tests.support.dynamodb_server import FAKE_CREDENTIALS
-
-    aws = shared_aws_server()
-    saved = {name: os.environ.get(name) for name in (*FAKE_CREDENTIALS, "AWS_ENDPOINT_URL_S3")}
-    os.environ.update({**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL_S3": aws.endpoint})
-    try:
+    with aws_in_this_process() as (aws, _):  # module-scoped: a test's monkeypatch cannot set these
         yield aws, make_service(registry, results_bucket=aws.bucket(), results_prefix="out/")
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def test_records_that_are_not_messages_never_escape_nor_fail_the_batch(sqs_service):

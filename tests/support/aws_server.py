@@ -9,8 +9,11 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -66,6 +69,25 @@ def shared_aws_server() -> AwsServer:
                                 session.client("sqs", endpoint_url=endpoint, region_name="us-east-1"), server)
             atexit.register(_shared.stop)
         return _shared
+
+
+@contextmanager
+def aws_in_this_process() -> Iterator[tuple[AwsServer, dict[str, str]]]:
+    """The shared server, with this process's S3 calls pointed at it (fake credentials) until the block ends, and
+    those variables (for emulated Lambdas): `aws_environment` where a test's monkeypatch cannot reach (a module's
+    fixture, a bench section)."""
+    server = shared_aws_server()
+    variables = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL_S3": server.endpoint}
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield server, variables
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="session")
