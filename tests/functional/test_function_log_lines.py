@@ -11,9 +11,10 @@ import pytest
 
 from function.cache.memory import MemoryResultStore
 from function.entry import handle_event
-from function.log import LOGGER_NAME, UNSAFE_IN_A_LINE, JsonLineFormatter
+from function.log import UNSAFE_IN_A_LINE, JsonLineFormatter
 from tests.support.digits_service import digits_models, digits_service  # noqa: F401  (fixture)
 from tests.support.events import http_api_event, rest_api_event
+from tests.support.log_capture import attached
 
 HOSTILE = ["\u2028", "\u2029", "\u0085", "\ud800", "\udfff", "\n", "\r\n", "\x1e", "\x00", "\U0001f600"]
 
@@ -34,15 +35,8 @@ def log_bytes():
     handler = FailureRecordingHandler(io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n",
                                                        write_through=True))
     handler.setFormatter(JsonLineFormatter())
-    logger = logging.getLogger(LOGGER_NAME)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
+    with attached(handler):
         yield raw
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
     assert handler.failures == [], "logging dropped a line it could not format or write"
 
 

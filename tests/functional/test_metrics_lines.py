@@ -14,13 +14,14 @@ from function.config import MetricsSettings
 from function.entry import handle_event
 from function.errors import ERROR_CODES
 from function.http_errors import status_of_kind
-from function.log import LOGGER_NAME, JsonLineFormatter
+from function.log import JsonLineFormatter
 from function.router import ROUTES
 from tests.support import emf
 from tests.support.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import DEMO_MODELS, demo_models, make_service, registry  # noqa: F401
+from tests.support.log_capture import attached
 from tests.support.photos import cat_jpeg
 
 NAMESPACE = "Tests/metrics"
@@ -33,15 +34,8 @@ def lines():
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonLineFormatter())
-    logger = logging.getLogger(LOGGER_NAME)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
+    with attached(handler):
         yield lambda: stream.getvalue().splitlines()
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 @pytest.fixture()

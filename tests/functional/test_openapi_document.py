@@ -17,7 +17,6 @@ from function.config import LIMIT_VARIABLES
 from function.entry import handle_event
 from function.errors import ERROR_CODES
 from function.http_errors import api_error_body, status_of_kind
-from function.log import LOGGER_NAME
 from function.catalog.registry import ModelRegistry
 from function.openapi.document import PATH_PARAMETER, build_document
 from function.router import ROUTES, Group, match
@@ -29,6 +28,7 @@ from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import (DEMO_MODELS, REPO, call, demo_models, make_service,  # noqa: F401
                                              registry, service)
+from tests.support.log_capture import attached
 
 
 def document(service) -> dict:
@@ -193,13 +193,8 @@ class ErrorCodes(logging.Handler):
 
 @pytest.fixture()
 def error_codes():
-    handler, logger = ErrorCodes(), logging.getLogger(LOGGER_NAME)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield handler.codes
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+    with attached(ErrorCodes()) as handler:
+        yield handler.codes
 
 
 def answer_schema(doc: dict, method: str, path: str, status: str, media: str = "application/json") -> dict:
