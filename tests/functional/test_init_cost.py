@@ -15,10 +15,17 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.function_fixtures import REPO, demo_models  # noqa: F401
 
 # Packages no request on the image's own models needs: loading one at init is a cost every cold start pays.
 NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "random", "bz2", "lzma", "dataclasses")
+
+# The first request of each route on the image's own models (tests/support/route_events.py): the page and the
+# OpenAPI document keep their dataclasses, so their GETs are not walked.
+FIRST_REQUESTS = ("POST /classify", "POST /sentiment", "POST /tokenize", "POST /embed", "POST /v1/embeddings",
+                  "POST /v1/models/tabular:predict", "POST /v2/models/tabular/infer")
 
 PROBE = r"""
 import json, sys
@@ -27,38 +34,37 @@ loaded_before = set(sys.modules)
 import function.app
 
 loaded = sorted(set(sys.modules) - loaded_before)
-tabular = function.app.SERVICE.registry.task("tabular").manifest
-row = {spec.name: [0] * spec.shape[1] if len(spec.shape) > 1 else 0 for spec in tabular.inputs}
-for path, body in [("/sentiment", {"text": "fine"}), ("/v1/models/tabular:predict", {"instances": [row]}),
-                   ("/v2/models/tabular/infer", {"inputs": [{"name": name, "shape": [1, *([len(value)] if isinstance(
-                       value, list) else [])], "datatype": "FP32" if isinstance(value, list) else "INT32",
-                       "data": value if isinstance(value, list) else [value]} for name, value in row.items()]})]:
-    event = {"version": "2.0", "rawPath": path, "headers": {"content-type": "application/json"},
-             "requestContext": {"http": {"method": "POST", "path": path}, "requestId": path},
-             "body": json.dumps(body), "isBase64Encoded": False}
-    assert function.app.handler(event, None)["statusCode"] == 200, (path, function.app.handler(event, None))
+from tests.support.route_events import route_events
+
+events = route_events()
+statuses = {route: function.app.handler(events[route], None)["statusCode"] for route in json.loads(sys.argv[1])}
 defined = sorted(f"{name}.{attribute}" for name, module in list(sys.modules.items()) if name.startswith("function")
                  for attribute, value in vars(module).items()
                  if isinstance(value, type) and value.__module__ == name and "__dataclass_fields__" in vars(value))
-print("RESULT " + json.dumps({"loaded": loaded, "dataclasses": defined}))
+print("RESULT " + json.dumps({"loaded": loaded, "statuses": statuses, "dataclasses": defined}))
 """
 
-def _init_facts(demo_models, tmp_path) -> dict:  # noqa: F811
+
+@pytest.fixture(scope="module")
+def init_facts(demo_models, tmp_path_factory) -> dict:  # noqa: F811
+    tmp_path = tmp_path_factory.mktemp("init")
     env = {**os.environ, "MODEL_DIR": str(demo_models), "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
     for name in ("RESULTS_TABLE", "RESULTS_CACHE", "MODEL_SOURCE", "RESULTS_BUCKET"):
         env.pop(name, None)
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(FIRST_REQUESTS)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    facts = json.loads(line[len("RESULT "):])
+    assert facts["statuses"] == {route: 200 for route in FIRST_REQUESTS}  # every first request was served
+    return facts
 
 
-def test_the_init_loads_no_package_a_request_on_local_models_does_not_need(demo_models, tmp_path):  # noqa: F811
-    loaded = _init_facts(demo_models, tmp_path)["loaded"]
+def test_the_init_loads_no_package_a_request_on_local_models_does_not_need(init_facts):
+    loaded = init_facts["loaded"]
     assert "function.service" in loaded  # the probe did import the function
     assert [name for name in loaded if name.split(".")[0] in NOT_AT_INIT or name in NOT_AT_INIT] == []
 
 
-def test_neither_the_init_nor_a_first_request_defines_a_dataclass(demo_models, tmp_path):  # noqa: F811
-    assert _init_facts(demo_models, tmp_path)["dataclasses"] == []
+def test_neither_the_init_nor_a_first_request_defines_a_dataclass(init_facts):
+    assert init_facts["dataclasses"] == []
