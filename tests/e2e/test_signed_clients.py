@@ -6,7 +6,6 @@ below, and refuses what API Gateway would refuse.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ import pytest
 import requests
 from botocore.credentials import Credentials
 
+from tests.support.script_module import load_script
 from tests.support.sigv4_endpoint import SignedEndpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -31,10 +31,7 @@ CURL = shutil.which("curl")
 
 
 def load_example():
-    spec = importlib.util.spec_from_file_location("signed_request", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLE)
 
 
 @pytest.fixture

@@ -2,13 +2,14 @@
 changed default or cap cannot leave the page behind."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.script_module import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "tools" / "worst_case_spend.py"
@@ -35,11 +36,7 @@ def test_the_page_shows_the_computed_worst_case(packages, variant):
 
 
 def load_tool():
-    spec = importlib.util.spec_from_file_location("worst_case_spend", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(TOOL)
 
 
 def test_the_caps_hold_compute_and_the_table_while_answer_size_sets_the_worst_case(packages):

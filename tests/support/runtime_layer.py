@@ -10,14 +10,13 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.lambda_runtime import RUNTIME_DIR, RUNTIME_PYTHON
+from tests.support.script_module import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRUNE_LIST = REPO_ROOT / "runtime-prune.txt"
@@ -32,11 +31,7 @@ BASE_IMAGE_DISTRIBUTIONS = ("awslambdaric", "simplejson", "snapshot_restore_py",
 
 @functools.cache
 def prune_tool():
-    spec = importlib.util.spec_from_file_location("prune_runtime", PRUNE_TOOL)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(PRUNE_TOOL)
 
 
 def site_packages(venv: Path) -> Path:
