@@ -8,23 +8,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 
-if ! command -v wrk >/dev/null 2>&1; then
+# A Debian tool a section needs: installed when root, else that section says it was not measured.
+debian_tool() {  # debian_tool COMMAND SECTION WHAT-FOR
+  command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "==> [$(date +%T)] installing wrk (Debian) for the throughput section"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+    echo "==> [$(date +%T)] installing $1 (Debian) for $3"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
   else
-    echo "==> wrk not found and not root: section 6 (throughput) will say it was not measured"
+    echo "==> $1 not found and not root: section $2 will say it was not measured"
   fi
-fi
-
-if ! command -v strace >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "==> [$(date +%T)] installing strace (Debian) for the image section's bytes read at cold start"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null
-  else
-    echo "==> strace not found and not root: section 12 (image) will say it was not measured"
-  fi
-fi
+}
+debian_tool wrk "6 (throughput)" "the throughput section"
+debian_tool strace "12 (image)" "the image section's bytes read at cold start"
 
 stamp=build/bench/.requirements-bench.stamp
 if [ ! -f "$stamp" ] || [ requirements-bench.txt -nt "$stamp" ]; then
