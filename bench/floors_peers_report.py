@@ -141,7 +141,7 @@ def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
         "",
         f"**Warm**: per round, one fresh process per stack; the function and its floor alternate call by call in "
         f"one process of the Lambda venv, the floor calling the function's own interpreter (one copy of the "
-        f"weights, as in Lambda) (RESULTS_CACHE=off, so every call computes), {requests} timed calls per "
+        f"weights, as in Lambda; RESULTS_CACHE=off, so every call computes), {requests} timed calls per "
         f"route ({BATCH_REQUESTS} for the 32-sentence batch) after untimed warm-up; a round's p50 is one sample. *Added*: the "
         "median over the rounds of each round's median paired difference (a call minus the floor call right after "
         "it). *Function alone*: the function's embedding routes once more in a fresh process of their own, as each "
