@@ -189,8 +189,9 @@ class ConversionJob:
             raise diagnose(self.served_gate, probe, LiteRTModel(probe), self.sidecar.preprocessing, result)
         return result
 
-    # The mixed mode ranks layers on this many validation samples: the ranking needs a run per layer.
-    MIXED_RANKING_SAMPLES = 32
+    # The mixed mode ranks layers on this many validation samples (a run per layer): minilm ranks its 36 the same on
+    # 8 as on 32, 3x sooner; the gate then judges on every sample.
+    MIXED_RANKING_SAMPLES = 8
 
     @cached_property
     def mixed(self) -> mixed_precision.Choice:
