@@ -10,9 +10,9 @@ DEMO_MODELS := digits sentiment efficientnet_lite0 minilm tabular
 QUANTIZATION_digits := dynamic
 QUANTIZATION_sentiment := dynamic
 QUANTIZATION_efficientnet_lite0 := float16
-# minilm float32, not float16: its first invoke is ~3x faster and its peak RSS ~110 MB lower (float16 weights are
-# widened to float32 before XNNPACK packs them), for a file twice the size (BENCHMARKS.md section 17).
-QUANTIZATION_minilm := float32
+# minilm mixed: int8 weights on the fully connected layers but the few its gate needs in float32 (docs/conversion.md);
+# float16 weights would be widened to float32 before XNNPACK packs them (BENCHMARKS.md section 17).
+QUANTIZATION_minilm := mixed
 QUANTIZATION_tabular := float32
 HOST ?= 127.0.0.1
 PORT ?= 8080

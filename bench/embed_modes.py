@@ -1,6 +1,6 @@
-"""minilm served as float16 or float32: which loads faster and holds less memory, side by side in fresh processes.
+"""minilm served as float16, float32 or mixed: which loads faster and holds less memory, side by side in fresh processes.
 
-`measure(rounds)` converts saved_model/minilm in both modes (`python -m convert --quantization MODE`, into
+`measure(rounds)` converts saved_model/minilm in each mode (`python -m convert --quantization MODE`, into
 build/bench/modes/, reused while the SavedModel and convert/ are unchanged), then alternates fresh processes of the
 Lambda venv on each (bench/rss_stages.py): the first invoke's milliseconds (XNNPACK packs the weights then; a
 float16 model is widened to float32 first), the warm-ups' RSS and the peak after a 33-sentence batch.
@@ -17,7 +17,7 @@ from bench import conversion, rss_stages
 from bench.paths import BUILD_DIR, SAVED_MODEL_DIR
 
 MODEL = "minilm"
-MODES = ("float16", "float32")
+MODES = ("float16", "float32", "mixed")  # the modes its gate passes (dynamic and int8 fail it)
 MODES_DIR = BUILD_DIR / "modes"
 FIRST_INVOKE = "+ first invoke, 1 sentence"
 

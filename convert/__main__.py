@@ -30,8 +30,11 @@ MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the 
 accepts; a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
   float32   no quantization: the yardstick, largest file                          threshold {float32:.0%}
   float16   weights stored as float16, computed in float32: ~1/2 the size          threshold {float16:.0%}
-  dynamic   int8 weights, float activations: ~1/4 the size, hybrid kernels that
-            XNNPACK does not accelerate (slower than float32 on x86)             threshold {dynamic:.0%}
+  dynamic   int8 weights on every layer the converter picks (embedding tables
+            too), float activations quantized on the fly: ~1/4 the size           threshold {dynamic:.0%}
+  mixed     int8 weights on the fully connected layers, float32 on the fewest
+            the gate needs (ranked by the error each adds alone: one run of
+            the model per layer); everything else stays float32                   threshold {mixed:.0%}
   int8      full integer: int8 weights and activations, int8 input/output tensors
             for float inputs (scale/zero point in the manifest), int32 token ids
             stay int32; needs representative inputs to calibrate              threshold {int8:.0%}
@@ -40,7 +43,7 @@ accepts; a class the SavedModel scores within 0.001 of its own top-1 counts as a
 text_embedding gate, in every mode: cosine similarity to the SavedModel >= {min_cosine} on every sample and
 >= {mean_cosine} on average.
 tensor gate: per output, max error as a fraction of the output's range <= {float32:g} (float32),
-{float16:g} (float16), {dynamic:g} (dynamic), {int8:g} (int8).
+{float16:g} (float16), {dynamic:g} (dynamic and mixed), {int8:g} (int8).
 
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
 details: docs/conversion.md

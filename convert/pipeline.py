@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import manifest, quantize, report
+from convert import manifest, mixed_precision, quantize, report
 from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
@@ -44,6 +44,7 @@ class ModeResult:
     fidelity: GateResult
     served: GateResult | None  # the served gate on raw samples; None when there are none
     serves_raw_inputs: bool  # an image or text model: clients send raw inputs, not tensors
+    float_layers: tuple[str, ...] | None = None  # mixed: the fully connected layers kept float32
 
     @property
     def gate_error(self) -> ConversionError | None:
@@ -188,10 +189,40 @@ class ConversionJob:
             raise diagnose(self.served_gate, probe, LiteRTModel(probe), self.sidecar.preprocessing, result)
         return result
 
+    # The mixed mode ranks layers on this many validation samples (a run per layer): minilm ranks its 36 the same on
+    # 8 as on 32, 3x sooner; the gate then judges on every sample.
+    MIXED_RANKING_SAMPLES = 8
+
+    @cached_property
+    def mixed(self) -> mixed_precision.Choice:
+        """The float32 model with int8 weights on every fully connected layer but the fewest the gate needs."""
+        self.stage("converting to mixed (int8 weights on the fully connected layers the gate allows)")
+        ranking = self.validation.first(self.MIXED_RANKING_SAMPLES)
+        reference = {name: array[:ranking.count] for name, array in self.reference.items()}
+
+        def error(content: bytes) -> float:
+            return mixed_precision.output_error(reference, converted_outputs(LiteRTModel(content), ranking, "mixed"))
+
+        def passes(content: bytes) -> bool:
+            model = LiteRTModel(content)
+            if not self.gate.judge(self.reference, converted_outputs(model, self.validation, "mixed"),
+                                   self.validation, "mixed").passed:
+                return False
+            return self.served_gate is None or self.served_gate.judge(content, model, "mixed").passed
+
+        choice = mixed_precision.choose(mixed_precision.WeightQuantizer(self.float32_probe), error, passes,
+                                        self.stage)
+        kept = f": {', '.join(choice.float_layers)}" if choice.float_layers else ""
+        self.stage(f"mixed: {choice.layers - len(choice.float_layers)} of {choice.layers} fully connected layers "
+                   f"int8, {len(choice.float_layers)} float32{kept}")
+        return choice
+
     def convert(self, mode: str) -> ModeResult:
         """Convert one mode and hold it against the SavedModel; raises ConversionError when no model comes out."""
         if mode == "float32":
             content = self.float32_probe
+        elif mode == "mixed":
+            content = self.mixed.content
         else:
             representative = self.representative if mode == "int8" else None
             if representative is not None:  # before calibrating: a wrong scale would only show as a failed gate
@@ -208,7 +239,8 @@ class ConversionJob:
         served = None
         if self.served_gate is not None:
             served = self.float32_served if mode == "float32" else self.served_gate.judge(content, model, mode)
-        outcome = ModeResult(mode, content, model, result, served, self.serves_raw_inputs)
+        outcome = ModeResult(mode, content, model, result, served, self.serves_raw_inputs,
+                             self.mixed.float_layers if mode == "mixed" else None)
         summary = result.summary + (f", {served.summary}" if served else "")
         self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {summary}, gate {'pass' if outcome.gate_error is None else 'FAIL'}")
         return outcome
@@ -220,7 +252,8 @@ def _row(result: ModeResult, latency: Latency, float32_size: int) -> report.Repo
     return report.ReportRow(
         mode=result.mode, passed=error is None, size_bytes=size, size_ratio_vs_float32=round(size / float32_size, 4),
         fidelity=result.metrics, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms, p99_ms=latency.p99_ms,
-        latency_runs=latency.runs, error=None if error is None else error.message)
+        latency_runs=latency.runs, error=None if error is None else error.message,
+        float32_layers=None if result.float_layers is None else list(result.float_layers))
 
 
 def _convert_modes(job: ConversionJob,

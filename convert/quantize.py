@@ -10,7 +10,8 @@ from convert.quiet import import_tensorflow, quiet_native_stderr
 from convert.samples import Samples
 from convert.saved_model_inspect import SIGNATURE
 
-MODES = ("float32", "float16", "dynamic", "int8")
+# mixed is not a converter setting: convert/mixed_precision.py rewrites the float32 model's weights.
+MODES = ("float32", "float16", "dynamic", "mixed", "int8")
 DEFAULT_MODE = "dynamic"
 # Flex op names that come from text handling inside the model (TextVectorization, lookups, ragged splits).
 STRING_OP_MARKERS = ("String", "Regex", "Lookup", "Ragged", "Unicode")

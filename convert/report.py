@@ -25,6 +25,7 @@ class ReportRow:
     p99_ms: float | None = None
     latency_runs: int | None = None
     error: str | None = None
+    float32_layers: list[str] | None = None  # mixed: the fully connected layers it keeps in float32
 
 
 @dataclass

@@ -31,6 +31,10 @@ class Samples:
     def one(self, index: int) -> dict[str, np.ndarray]:
         return {name: array[index:index + 1] for name, array in self.inputs.items()}
 
+    def first(self, count: int) -> Samples:
+        return Samples({name: array[:count] for name, array in self.inputs.items()},
+                       None if self.labels is None else self.labels[:count], self.source)
+
 
 def _bad(path: Path, problem: str) -> ConversionError:
     return ConversionError("bad_samples", f"{path.name}: {problem}")

@@ -54,11 +54,18 @@ def nonfinite_problem(count: int, samples: Samples) -> str:
 NONFINITE_ADVICE = "try float32 or float16"
 
 
+def milder_mode_advice(mode: str) -> str:
+    """A mode that quantizes less: after dynamic, mixed keeps int8 weights only where the gate allows them."""
+    if mode == "dynamic":
+        return "use mixed (int8 weights only on the layers the gate allows), float16 or float32"
+    return "use a milder mode (float16 or float32)"
+
+
 def agreement_advice(mode: str) -> str:
     """What to do when a classifier's converted answers agree too rarely with the SavedModel's."""
     if mode == "int8":
         return "give int8 more representative inputs with --representative FILE.npz, or use dynamic or float16"
-    return "use a milder mode (float16 or float32)"
+    return milder_mode_advice(mode)
 
 
 def rounded(value: float | None, digits: int = 6) -> float | None:

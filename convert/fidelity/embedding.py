@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, nonfinite_problem, nonfinite_rows,
-                                   rounded)
+from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, milder_mode_advice, nonfinite_problem,
+                                   nonfinite_rows, rounded)
 from convert.samples import Samples
 
 MIN_COSINE = 0.99  # the worst sample
@@ -61,6 +61,6 @@ class CosineGate:
             problem = f"has a cosine similarity to the SavedModel {' and '.join(short)}"
             advice = ("full-integer int8 rounds every activation to 256 levels; give it more representative inputs "
                       "with --representative FILE.npz, or use dynamic or float16") if mode == "int8" else (
-                "use a milder mode (float16 or float32)")
+                milder_mode_advice(mode))
             return GateResult(False, metrics, summary, problem, advice)
         return GateResult(True, metrics, summary)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, nonfinite_problem, nonfinite_rows,
-                                   rounded)
+from convert.fidelity.base import (NONFINITE_ADVICE, Column, GateResult, cell, milder_mode_advice, nonfinite_problem,
+                                   nonfinite_rows, rounded)
 from convert.samples import Samples
 
 # The largest relative error (fraction of the output's range) each mode may have; docs/conversion.md says why:
 # measured on the demo classifiers read as tensors, these accept what their top-1 gates accept and refuse the rest.
-TOLERANCES = {"float32": 1e-4, "float16": 2.5e-2, "dynamic": 0.1, "int8": 0.1}
+TOLERANCES = {"float32": 1e-4, "float16": 2.5e-2, "dynamic": 0.1, "mixed": 0.1, "int8": 0.1}
 
 
 def output_errors(reference: np.ndarray, converted: np.ndarray) -> dict:
@@ -37,7 +37,7 @@ def _advice(mode: str) -> str:
                 "calibration saw, so its error grows with that range (and a feature far smaller than the others in "
                 "the same input is rounded away); serve dynamic or float16, or calibrate with --representative "
                 "inputs that span the real range")
-    return "use a milder mode (float16 or float32)"
+    return milder_mode_advice(mode)
 
 
 class TensorErrorGate:

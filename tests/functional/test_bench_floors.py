@@ -43,7 +43,10 @@ def test_the_floor_embeds_what_the_function_embeds(function_service, demo_models
     expected = np.array([item["embedding"] for item in ours[rows]])
     got = np.array([item["embedding"] for item in floor[rows]])
     assert got.shape == expected.shape and got.shape[0] == (32 if name == floors_peers.BATCH else 1)
-    assert np.allclose(got, expected, atol=1e-5)
+    # The floor pads the batch to its longest text, the function to each group's: minilm is served mixed (int8
+    # activations per row, quantized on the fly), where a padding's ~1e-7 change of an attention sum can move an
+    # activation by one int8 step (tests/functional/test_embeddings.py); one text runs the same either way.
+    assert np.allclose(got, expected, atol=1e-3 if name == floors_peers.BATCH else 1e-5)
 
 
 @pytest.mark.parametrize("name", ["tabular :predict", "tabular v2 infer"])

@@ -45,7 +45,11 @@ def test_a_batch_of_mixed_lengths_runs_in_groups_and_answers_each_text_as_alone(
     batch = np.array([item["embedding"] for item in embed(service, texts)["embeddings"]])
     alone = np.array([embed(service, [text])["embeddings"][0]["embedding"] for text in texts])
     assert len({len(text.split()) for text in texts}) > GROUP_ROWS  # lengths differ within and across groups
-    np.testing.assert_allclose(batch, alone, atol=1e-5)
+    # The demo minilm is served mixed (int8 weights, activations quantized row by row on the fly): padding a text to
+    # its group's width changes the float rounding of its attention sums by ~1e-7, which can move an activation
+    # across an int8 step, hence 1e-3 and not float32's 1e-5. A text's neighbour differs by far more.
+    np.testing.assert_allclose(batch, alone, atol=1e-3)
+    assert np.abs(alone[1:] - alone[:-1]).max(axis=1).min() > 1e-2
 
 
 def test_normalize_false_gives_the_raw_vector_in_the_same_direction(service):

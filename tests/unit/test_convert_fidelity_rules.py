@@ -7,6 +7,7 @@ import pytest
 from convert.fidelity.classification import THRESHOLDS, Top1Gate, agreeing, guess_output_kind, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, CosineGate, cosine_similarities
 from convert.fidelity.tensor import TOLERANCES, TensorErrorGate, output_errors
+from convert.quantize import MODES
 from convert.samples import Samples
 
 
@@ -33,8 +34,9 @@ def test_output_kind_guess():
 
 
 def test_thresholds_cover_every_mode_and_loosen_with_quantization():
-    assert list(THRESHOLDS) == ["float32", "float16", "dynamic", "int8"]
+    assert tuple(THRESHOLDS) == MODES
     assert THRESHOLDS["float32"] >= THRESHOLDS["float16"] >= THRESHOLDS["dynamic"] >= THRESHOLDS["int8"] >= 0.9
+    assert THRESHOLDS["mixed"] == THRESHOLDS["dynamic"]  # the same kernels on the layers it quantizes
 
 
 def test_a_class_the_savedmodel_ties_with_its_top1_counts_as_agreement():
@@ -88,7 +90,7 @@ def test_cosine_gate_needs_both_the_worst_and_the_mean_sample():
     message = result.error("dynamic").message
     assert message.startswith("the converted dynamic model has a cosine similarity to the SavedModel below 0.99 on "
                               "sample 7 (") and "below 0.999 on average (0.9" in message
-    assert message.endswith("use a milder mode (float16 or float32)")
+    assert message.endswith("use mixed (int8 weights only on the layers the gate allows), float16 or float32")
     slightly_off = gate.judge({"e": reference}, {"e": reference + rng.normal(size=reference.shape) * 0.05},
                               samples(100), "dynamic")  # every sample a little off: the mean fails, not the minimum
     assert not slightly_off.passed and slightly_off.metrics["min_cosine"] >= MIN_COSINE
@@ -114,7 +116,7 @@ def test_relative_error_is_relative_to_the_outputs_range_not_to_each_value():
 
 
 def test_tolerances_loosen_with_quantization():
-    assert list(TOLERANCES) == ["float32", "float16", "dynamic", "int8"]
+    assert tuple(TOLERANCES) == MODES
     assert TOLERANCES["float32"] <= TOLERANCES["float16"] <= TOLERANCES["dynamic"] <= TOLERANCES["int8"] <= 0.1
 
 

@@ -66,7 +66,7 @@ WEIGHTLESS_LINE = ("convert: error: the converted model has no weights (it reads
                    "[weightless_export]")
 
 
-@pytest.mark.parametrize("mode", ["float32", "float16", "dynamic", "int8"])
+@pytest.mark.parametrize("mode", ["float32", "float16", "dynamic", "mixed", "int8"])
 def test_weightless_tf_saved_model_save_export_gets_the_same_advice_in_every_mode(mode, weightless_saved_model,
                                                                                    tmp_path, run_convert):
     """tf.saved_model.save converts without error to a model without weights (int8 calibration used to die on

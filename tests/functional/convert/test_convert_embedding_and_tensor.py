@@ -47,7 +47,7 @@ def test_text_embedding_compare_shows_cosine_for_every_mode(embedding_saved_mode
     assert code == 0, err
     print(out)  # the table, for the record (pytest -s)
     rows = json.loads((tmp_path / "embedding" / "report.json").read_text())["rows"]
-    assert [row["mode"] for row in rows] == ["float32", "float16", "dynamic", "int8"]
+    assert [row["mode"] for row in rows] == ["float32", "float16", "dynamic", "mixed", "int8"]
     for row in rows:
         assert set(row["fidelity"]) >= {"min_cosine", "mean_cosine", "max_abs_diff"}
     assert rows[0]["fidelity"]["min_cosine"] > 0.99999

@@ -19,7 +19,7 @@ def reference_top1(saved_model_dir, inputs: dict) -> np.ndarray:
     return np.asarray(output).argmax(axis=1)
 
 
-@pytest.mark.parametrize("mode", ["float32", "float16", "dynamic", "int8"])
+@pytest.mark.parametrize("mode", ["float32", "float16", "dynamic", "mixed", "int8"])
 def test_each_mode_writes_a_model_that_passes_the_gate(mode, image_saved_model, tmp_path, run_convert):
     out_dir = tmp_path / "model"
     code, out, err = run_convert(image_saved_model, out_dir, "--quantization", mode)
@@ -48,6 +48,8 @@ def test_each_mode_writes_a_model_that_passes_the_gate(mode, image_saved_model, 
     assert manifest["source"]["converter"].startswith("tensorflow ")
     row = json.loads((out_dir / "report.json").read_text())["rows"][0]
     assert row["mode"] == mode and row["mean_ms"] > 0 and row["p99_ms"] > 0  # timings exist; their sizes are the bench's
+    # mixed names the dense layers it kept float32: none here, the CNN's one dense layer passes in int8.
+    assert row["float32_layers"] == ([] if mode == "mixed" else None)
     assert f"| **{mode}** (served)" in out
 
 
@@ -90,12 +92,12 @@ def test_float_modes_have_no_tensor_quantization(image_saved_model, tmp_path, ru
     assert manifest["inputs"][0]["dtype"] == "float32"
 
 
-def test_compare_puts_all_four_modes_in_the_report(image_saved_model, tmp_path, run_convert):
+def test_compare_puts_every_mode_in_the_report(image_saved_model, tmp_path, run_convert):
     out_dir = tmp_path / "compared"
     code, out, err = run_convert(image_saved_model, out_dir, "--compare", "--quantization", "int8")
     assert code == 0, err
     report = json.loads((out_dir / "report.json").read_text())
-    assert [row["mode"] for row in report["rows"]] == ["float32", "float16", "dynamic", "int8"]
+    assert [row["mode"] for row in report["rows"]] == ["float32", "float16", "dynamic", "mixed", "int8"]
     assert all(row["passed"] for row in report["rows"])
     assert report["rows"][0]["size_ratio_vs_float32"] == 1.0
     assert report["served_mode"] == "int8"
