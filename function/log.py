@@ -64,9 +64,14 @@ RAW_MEMBER = "_aws"  # the one member that may hold RawJson
 
 def json_line(fields: dict, ascii_only: bool = False) -> str:
     """`fields` as one line of JSON, safe to write to any stream (ascii_only for one that is not UTF-8)."""
+    return _line_of(dict(fields) if type(fields.get(RAW_MEMBER)) is RawJson else fields, ascii_only)
+
+
+def _line_of(fields: dict, ascii_only: bool) -> str:
+    """json_line of a dict the caller gives away (its raw member is taken out of it): the formatter's own line,
+    which it would otherwise copy a second time."""
     raw = fields.get(RAW_MEMBER)
     if type(raw) is RawJson:
-        fields = dict(fields)
         del fields[RAW_MEMBER]
     else:
         raw = None
@@ -87,6 +92,7 @@ class JsonLineFormatter(logging.Formatter):
     def __init__(self, ascii_only: bool = False) -> None:
         super().__init__()
         self.ascii_only = ascii_only
+        self._second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
 
     def format(self, record: logging.LogRecord) -> str:
         try:
@@ -94,14 +100,23 @@ class JsonLineFormatter(logging.Formatter):
         except Exception:  # noqa: BLE001  (arguments that do not fit the message: keep the line, not the traceback)
             message = _text(record.msg)
         line = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "time": f"{self._second_text(record.created)}.{int(record.msecs):03d}Z",
             "level": record.levelname,
             "message": message,
             **getattr(record, "fields", {}),
         }
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json_line(line, self.ascii_only)
+        return _line_of(line, self.ascii_only)
+
+    def _second_text(self, created: float) -> str:
+        """The line's time to the second, formatted once per second rather than once per line (strftime: ~1 us)."""
+        second = int(created)
+        cached, text = self._second
+        if cached != second:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(second))
+            self._second = (second, text)
+        return text
 
 
 def writes_utf8(stream: object) -> bool:

@@ -25,11 +25,11 @@ class TextClassification(TextTask):
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         if self.manifest.multi_label:
             return multi_label_results(self, outputs["scores"], options)
-        results = []
-        for row in probabilities(outputs["scores"], self.manifest.output):
-            best = int(row.argmax())
-            results.append({"label": self.manifest.labels[best], "score": round(float(row[best]), 6)})
-        return results
+        labels = self.manifest.labels
+        probs = probabilities(outputs["scores"], self.manifest.output)
+        # One argmax and one tolist for the batch: numpy calls per row cost more than the rows' arithmetic.
+        return [{"label": labels[best], "score": round(row[best], 6)}
+                for best, row in zip(probs.argmax(axis=1).tolist(), probs.tolist())]
 
     def is_valid_result(self, result: object, options: dict) -> bool:
         if self.manifest.multi_label:
