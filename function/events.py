@@ -84,6 +84,8 @@ def _strip_stage(path: str, stage: object) -> str:
 
 
 def _valid_text(text: str, what: str) -> str:
+    if text.isascii():  # no lone surrogate in it: the common case, without encoding a copy
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

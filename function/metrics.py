@@ -74,33 +74,35 @@ def metric_fields(fields: dict, settings: MetricsSettings, now: float | None = N
     """
     if not settings.enabled:
         return {}
-    timings = fields.get("timings_ms") or {}
-    cold = fields.get("cold_start")
-    status = fields.get("status")
+    get = fields.get
+    timings = get("timings_ms") or {}
+    cold = get("cold_start")
+    status = get("status")
     values: dict = {
         "requests": 1,
-        "cold_starts": int(bool(cold) and cold != "restore"),
-        "restores": int(cold == "restore"),
-        "server_errors": int(isinstance(status, int) and status >= 500),
+        "cold_starts": 1 if cold and cold != "restore" else 0,
+        "restores": 1 if cold == "restore" else 0,
+        "server_errors": 1 if isinstance(status, int) and status >= 500 else 0,
     }
     for stage, ms in timings.items():
         values[stage + "_ms"] = ms
-    counted = tuple(name for name in COUNTED_FIELDS if type(fields.get(name)) is int)  # never a bool
+    counted = tuple([name for name in COUNTED_FIELDS if type(get(name)) is int])  # never a bool
     for name in counted:
         values[name] = fields[name]
     total = timings.get("total")
     if total is not None:
-        values["over_latency_target"] = int(total > settings.latency_target_ms)
-    values["route"] = _dimension(fields.get("route")) or "unknown"
+        values["over_latency_target"] = 1 if total > settings.latency_target_ms else 0
+    values["route"] = _dimension(get("route")) or "unknown"
     values["status_class"] = _status_class(status)
-    error_code = fields.get("error_code")
+    error_code = get("error_code")
     error = error_code in ERROR_CODES  # the declared codes only: the dimension's values are a fixed set
     if error:
         values["error_code"] = error_code
-    model, version = _dimension(fields.get("model")), _dimension(fields.get("model_version"))
+    model, version = _dimension(get("model")), _dimension(get("model_version"))
     if model and version:
         values["model"], values["model_version"] = model, version
     directives = _directives(settings.namespace, tuple(timings), counted, error, bool(model and version))
     stamp = time.time() if now is None else now
     values["_aws"] = RawJson(f'{{"Timestamp":{int(stamp * 1000)},"CloudWatchMetrics":{directives}}}')
     return values
+

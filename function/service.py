@@ -16,7 +16,7 @@ from function.config import ServiceSettings
 from function.errors import ServingError
 from function.events import Request
 from function.http_errors import error_response, internal_error_response
-from function.log import Timings
+from function.log import Timings, log_fields
 from function.catalog.registry import ModelRegistry
 from function.catalog.configured_source import open_model_source
 from function.metrics import metric_fields
@@ -111,5 +111,5 @@ class Service:
             fields["error_code"] = error_code
         fields.update(metric_fields(fields, self.settings.metrics))  # the same line is the request's metrics
         # One line per request, always: a bug's traceback goes into that line, not a second one.
-        log.log(logging.ERROR if failure else logging.INFO, "request", exc_info=failure, extra={"fields": fields})
+        log_fields(log, logging.ERROR if failure else logging.INFO, "request", fields, failure)
         return response

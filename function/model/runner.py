@@ -21,9 +21,12 @@ def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     return scaled.astype(dtype)
 
 
+FLOAT16 = np.dtype(np.float16)  # a dtype: comparing with the np.float16 type converts it on every call
+
+
 def dequantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     if spec.scale is None:
-        return values if values.dtype != np.float16 else values.astype(np.float32)
+        return values if values.dtype != FLOAT16 else values.astype(np.float32)
     return ((values.astype(np.float32) - spec.zero_point) * spec.scale).astype(np.float32)
 
 
@@ -40,11 +43,17 @@ class ModelRunner:
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=num_threads)
         self._signature = self._interpreter.get_signature_runner(manifest.signature)
         self._lock = threading.Lock()
+        # Each float input's dtype, looked up once rather than by every request (np.dtype: ~0.3 us a call).
+        self._float_inputs = {spec.name: np.dtype(spec.dtype) for spec in manifest.inputs if spec.scale is None}
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """inputs: role -> array with the batch first (float values for quantized tensors). Returns every output
         by role, dequantized (float outputs stay as the model gives them, float16 widened to float32)."""
-        feed = {spec.name: quantize(inputs[spec.role], spec) for spec in self.manifest.inputs}
+        floats, feed = self._float_inputs, {}
+        for spec in self.manifest.inputs:
+            values = inputs[spec.role]
+            dtype = floats.get(spec.name)
+            feed[spec.name] = quantize(values, spec) if dtype is None else values.astype(dtype, copy=False)
         with self._lock:
             # The signature runner resizes the batch (and any dynamic) dimension itself when the shape changes.
             raw = self._signature(**feed)

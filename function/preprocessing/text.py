@@ -42,9 +42,9 @@ class TextEncoder:
         return 0
 
     def encode(self, texts: list[str]) -> list[EncodedText]:
-        prepared = [text.lower() if self.lowercase else text for text in texts]
-        encodings = self._tokenizer.encode_batch(prepared)
-        return [EncodedText(list(e.ids), list(e.attention_mask), bool(e.overflowing), e) for e in encodings]
+        encodings = self._tokenizer.encode_batch([text.lower() for text in texts] if self.lowercase else texts)
+        # ids and attention_mask make a new list on every read: no copy of them needed
+        return [EncodedText(e.ids, e.attention_mask, bool(e.overflowing), e) for e in encodings]
 
     def batch(self, encoded: list[EncodedText], fixed_length: bool = True) -> dict[str, np.ndarray]:
         """role -> (batch, length) int32, padded with the pad id (mask 0): to max_length for a model with a fixed

@@ -30,7 +30,7 @@ def is_json(request: Request) -> bool:
 
 
 def json_object(request: Request) -> dict:
-    if not request.body.strip():
+    if not request.body or request.body.isspace():  # what strip() would empty, without copying the body
         raise refuse("invalid_json", "The request body is empty; send a JSON object.")
     return parse_json_object(request.body)
 
@@ -74,9 +74,10 @@ def one_or_many(body: dict, single: str, plural: str, kind: type, kind_name: str
         if len(values) > max_batch:
             raise refuse("batch_too_large", f"{plural!r} has {len(values)} items; the limit is {max_batch}.",
                          param=plural)
-    for value, name in zip(values, _item_names(body, single, plural)):
-        if not isinstance(value, kind):
-            raise refuse("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
+    if not all(isinstance(value, kind) for value in values):  # the values' names only for the error
+        for value, name in zip(values, _item_names(body, single, plural)):
+            if not isinstance(value, kind):
+                raise refuse("invalid_field", f"{name} must be a {kind_name}, not {type(value).__name__}.")
     return values
 
 

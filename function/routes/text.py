@@ -36,9 +36,9 @@ def checked_texts(ctx: RouteContext, texts: list[str], names: list[str], param: 
 
 def check_text(text: str, name: str, max_chars: int, param: str | None = None) -> None:
     """One text non-empty, valid Unicode and within `max_chars` (bulk runs check each of their texts alone)."""
-    if not text.strip():
+    if not text or text.isspace():  # what strip() would empty, without copying the text
         raise refuse("empty_text", f"{name} is empty; send some text.", param=param)
-    if not is_unicode(text):
+    if not text.isascii() and not is_unicode(text):
         raise refuse("invalid_field", f"{name} contains invalid Unicode (a lone surrogate).", param=param)
     if len(text) > max_chars:
         raise refuse("text_too_large", f"{name} has {len(text)} characters; the limit is {max_chars}.",

@@ -82,7 +82,8 @@ class Task(ABC):
         return "runner" in self._components
 
     def runner(self) -> ModelRunner:
-        return self.component("runner", lambda: ModelRunner(self.manifest))
+        runner = self._components.get("runner")  # a warm request's case, before making the closure
+        return runner if runner is not None else self.component("runner", lambda: ModelRunner(self.manifest))
 
     def load(self) -> None:
         """Everything a request needs, loaded now (the warm-up event and PRELOAD_MODELS=all)."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -34,15 +35,22 @@ class TextTask(Task):
         tokenizer = manifest.file("tokenizer", "tokenizer.json")
         self.require(tokenizer.name in manifest.files, f"the tokenizer {tokenizer.name!r} is not listed in files")
 
-    @property
+    @cached_property
     def fixed_length(self) -> bool:
         return self.manifest.input("input_ids").shape[1] != -1
+
+    @cached_property
+    def _roles(self) -> frozenset[str]:
+        return frozenset(spec.role for spec in self.manifest.inputs)
 
     def input_digest(self, item: str) -> str:
         return digest_text(item)
 
     def encoder(self):
         """The tokenizer alone: /tokenize needs no interpreter."""
+        encoder = self._components.get("encoder")  # a warm request's case, before the import and the closure
+        if encoder is not None:
+            return encoder
         from function.preprocessing.text import TextEncoder  # noqa: PLC0415  (image-only containers never pay)
 
         spec = self.manifest.preprocessing
@@ -65,6 +73,6 @@ class TextTask(Task):
             encoder = self.encoder()
             encoded = encoder.encode(list(items))
             tensors = encoder.batch(encoded, self.fixed_length)
-        roles = {spec.role for spec in self.manifest.inputs}
+        roles = self._roles
         return Batch({role: array for role, array in tensors.items() if role in roles},
                      [{"tokens": len(e.ids), "truncated": e.truncated} for e in encoded])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from function.model.outputs import is_label_score, probabilities
+from function.model.outputs import is_label_score, most_likely
 from function.tasks.base import Batch, Result
 from function.tasks.classification import (check_labels, is_multi_label_result, multi_label_results,
                                            threshold_of)
@@ -25,11 +25,7 @@ class TextClassification(TextTask):
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         if self.manifest.multi_label:
             return multi_label_results(self, outputs["scores"], options)
-        results = []
-        for row in probabilities(outputs["scores"], self.manifest.output):
-            best = int(row.argmax())
-            results.append({"label": self.manifest.labels[best], "score": round(float(row[best]), 6)})
-        return results
+        return most_likely(outputs["scores"], self.manifest.output, self.manifest.labels)
 
     def is_valid_result(self, result: object, options: dict) -> bool:
         if self.manifest.multi_label:

@@ -67,7 +67,7 @@ class TextEmbedding(TextTask):
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         vectors = np.ascontiguousarray(outputs["embedding"], dtype=VECTOR_DTYPE)
-        return [{"embedding": base64.b64encode(vector.tobytes()).decode("ascii"), **note}
+        return [ComputedEmbedding({"embedding": base64.b64encode(vector.tobytes()).decode("ascii"), **note}, vector)
                 for vector, note in zip(vectors, batch.notes)]
 
     def is_valid_result(self, result: object, options: dict) -> bool:
@@ -78,6 +78,17 @@ class TextEmbedding(TextTask):
             return False
         vector = decode_vector(result["embedding"])
         return vector is not None and vector.size == self.dimensions and bool(np.isfinite(vector).all())
+
+
+class ComputedEmbedding(dict):
+    """A result just computed, which also keeps the vector its base64 was made of: the request that computed it
+    answers from that array instead of decoding its own base64 again. Only the dict ever reaches a store."""
+
+    __slots__ = ("vector",)
+
+    def __init__(self, stored: dict, vector: np.ndarray):
+        super().__init__(stored)
+        self.vector = vector
 
 
 def decode_vector(text: object) -> np.ndarray | None:
@@ -95,7 +106,8 @@ def decode_vector(text: object) -> np.ndarray | None:
 
 def output_vector(result: Result, normalize: bool) -> np.ndarray:
     """The vector a client gets: L2-normalised (cosine similarity is then a dot product) unless asked not to."""
-    vector = decode_vector(result["embedding"]).astype(np.float32)
+    vector = (result.vector if isinstance(result, ComputedEmbedding) else decode_vector(result["embedding"])).astype(
+        np.float32)
     if normalize:
         norm = float(np.linalg.norm(vector))
         if norm > 0.0:

@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from function.log import UNSAFE_IN_A_LINE, JsonLineFormatter, RawJson, Timings, json_line, writes_utf8
+from function.log import (UNSAFE_IN_A_LINE, JsonLineFormatter, JsonLineHandler, RawJson, Timings, json_line, log_fields,
+                          writes_utf8)
 
 
 def _line(record_fields: dict, exc_info=None) -> dict:
@@ -149,3 +150,48 @@ def test_a_raw_json_metrics_block_is_written_as_json_and_a_plain_string_stays_a_
     record = logging.LogRecord("function", logging.INFO, __file__, 1, "request", (), None)
     record.fields = {"nan": float("nan"), "_aws": block}  # the fallback encoder keeps the block too
     assert json.loads(JsonLineFormatter().format(record))["_aws"] == {"Timestamp": 1, "CloudWatchMetrics": []}
+
+
+def _json_line_logger(name: str, stream: io.StringIO, ascii_only: bool = False) -> logging.Logger:
+    """A logger set up as `configure` sets the function's: its one handler a JsonLineHandler, no propagation."""
+    handler = JsonLineHandler(stream)
+    handler.setFormatter(JsonLineFormatter(ascii_only=ascii_only))
+    logger = logging.getLogger(name)
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return logger
+
+
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["utf-8 stream", "ascii stream"])
+def test_a_line_written_straight_to_the_stream_is_the_line_logging_writes(ascii_only, monkeypatch):
+    stream = io.StringIO()
+    logger = _json_line_logger(f"tests.direct.{ascii_only}", stream, ascii_only)
+    records = []
+    make_record = logger.makeRecord
+    monkeypatch.setattr(logger, "makeRecord", lambda *args, **kwargs: records.append(1) or make_record(*args, **kwargs))
+    fields = {"route": "/classify", "label": "café \u2028 \ud800", "status": 200, "timings_ms": {"total": 1.5},
+              "nan": float("nan"), "_aws": RawJson('{"Timestamp":1,"CloudWatchMetrics":[]}')}
+    log_fields(logger, logging.INFO, "request", fields)  # straight to the stream
+    assert not records
+    logger.addHandler(logging.NullHandler())  # a second handler: the record goes through logging
+    log_fields(logger, logging.INFO, "request", fields)
+    direct, logged = stream.getvalue().splitlines()
+    assert len(records) == 1
+    assert json.loads(direct)["time"][:11] == json.loads(logged)["time"][:11]  # the same day, one format
+    assert direct[direct.index('"level"'):] == logged[logged.index('"level"'):]
+
+
+def test_a_line_straight_to_the_stream_keeps_every_rule_of_the_logger():
+    stream = io.StringIO()
+    logger = _json_line_logger("tests.direct.rules", stream)
+    logger.setLevel(logging.WARNING)
+    log_fields(logger, logging.INFO, "request", {"status": 200})  # below the logger's level: no line
+    logger.setLevel(logging.INFO)
+    logger.disabled = True
+    log_fields(logger, logging.INFO, "request", {"status": 200})
+    logger.disabled = False
+    log_fields(logger, logging.ERROR, "request", {"status": 500}, RuntimeError("boom"))  # through logging
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(line["level"], line["status"]) for line in lines] == [("ERROR", 500)]
+    assert "exception" in lines[0]
