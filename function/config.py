@@ -102,6 +102,8 @@ class CacheSettings(NamedTuple):
     sqlite_path: Path
     ttl_seconds: int
     memory_items: int
+    # The default file of a Lambda container, in the /tmp that goes with it: nothing outlives a crash to recover.
+    sqlite_ephemeral: bool = False
 
     def describe(self) -> str:
         """Where results are kept, in words: the local server's first line says it."""
@@ -121,12 +123,14 @@ class CacheSettings(NamedTuple):
             raise ValueError(f"{Env.RESULTS_CACHE} must be auto, dynamodb, sqlite, memory or off, not {backend!r}")
         if backend == "dynamodb" and not table:
             raise ValueError(f"{Env.RESULTS_CACHE}=dynamodb needs {Env.RESULTS_TABLE}")
+        sqlite_path = _env(Env.RESULTS_SQLITE_PATH, environ)
         return cls(
             backend=backend,
             table=table,
-            sqlite_path=Path(_env(Env.RESULTS_SQLITE_PATH, environ) or default_sqlite_path(environ)),
+            sqlite_path=Path(sqlite_path or default_sqlite_path(environ)),
             ttl_seconds=int(_env(Env.CACHE_TTL_SECONDS, environ) or DEFAULT_CACHE_TTL_SECONDS),
             memory_items=int(_env(Env.CACHE_MEMORY_ITEMS, environ) or DEFAULT_CACHE_MEMORY_ITEMS),
+            sqlite_ephemeral=not sqlite_path and bool(_env(Env.LAMBDA_TASK_ROOT, environ)),
         )
 
 
