@@ -1,8 +1,9 @@
 """What the init imports and defines is what every cold start pays before its first answer (bench section 17).
 
 Two things it once paid for and no request on local models needs: the HTTP client stack (http.client, ssl, email,
-socket: 12 ms, only the S3 and DynamoDB clients use it) and tempfile (shutil, random, bz2, lzma: 3.5 ms, for a
-directory name). And dataclasses: on Python 3.12 defining one costs 0.3-1.2 ms (its methods are generated and
+socket: 12 ms, only the S3 and DynamoDB clients use it), tempfile (shutil, random, bz2, lzma: 3.5 ms, for a
+directory name) and hashlib's OpenSSL (2-2.5 ms, for digests of a few KB that CPython's own sha256 takes:
+function/digest.py). And dataclasses: on Python 3.12 defining one costs 0.3-1.2 ms (its methods are generated and
 exec'd one by one), and the init defined twenty, 11 ms of the 50 ms `import function.app` took beyond numpy and
 LiteRT. Records on the init path and on a first request's are NamedTuples, or classes with __slots__ when they
 change; the AWS clients, the bulk and S3 event adapters and the OpenAPI document keep theirs (they wait on the
@@ -20,7 +21,8 @@ import pytest
 from tests.support.function_fixtures import REPO, demo_models  # noqa: F401
 
 # Packages no request on the image's own models needs: loading one at init is a cost every cold start pays.
-NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "random", "bz2", "lzma", "dataclasses")
+NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "random", "bz2", "lzma", "dataclasses",
+               "hashlib", "_hashlib")
 
 # The first request of each route on the image's own models (tests/support/route_events.py): the page and the
 # OpenAPI document keep their dataclasses, so their GETs are not walked.
