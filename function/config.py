@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+
+from function.records import named_tuple
+
 
 class Env:
     """The names of the environment variables, as serverless.yml and the docs spell them (each value is its own
@@ -96,7 +98,8 @@ def _env(name: str, environ: dict | None = None) -> str | None:
     return value or None
 
 
-class CacheSettings(NamedTuple):
+@named_tuple
+class CacheSettings:
     backend: str  # dynamodb | sqlite | memory | off  (never "auto": resolved here)
     table: str | None
     sqlite_path: Path
@@ -139,7 +142,8 @@ DEFAULT_METRICS_NAMESPACE = "lambda-tflite-serving"
 DEFAULT_METRICS_LATENCY_TARGET_MS = 2000.0
 
 
-class MetricsSettings(NamedTuple):
+@named_tuple
+class MetricsSettings:
     enabled: bool = True
     namespace: str = DEFAULT_METRICS_NAMESPACE
     latency_target_ms: float = DEFAULT_METRICS_LATENCY_TARGET_MS
@@ -183,14 +187,16 @@ LIMIT_VARIABLES = (Env.MAX_BODY_BYTES, Env.MAX_IMAGE_PIXELS, Env.MAX_BATCH, Env.
                    Env.MAX_BATCH_TOKENS, Env.MAX_TEXT_CHARS)
 
 
-class TaskLimits(NamedTuple):
+@named_tuple
+class TaskLimits:
     """The bounds on what one request may ask of a model (docs/api.md, "Limits"): what a task is given."""
 
     max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
 
 
-class ServiceSettings(NamedTuple):
+@named_tuple
+class ServiceSettings:
     model_dir: Path
     model_source: str | None  # None: model_dir
     model_refresh_seconds: int

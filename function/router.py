@@ -9,11 +9,11 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
 from function.errors import MethodNotAllowed, ServingError, quoted, refuse
 from function.http_errors import ErrorBody, api_error_body, message_error_body, openai_error_body
 from function.protocols.tfserving_paths import tf_serving_malformed
+from function.records import named_tuple
 from function.responses import Response
 from function.routes.context import RouteContext
 
@@ -39,7 +39,8 @@ class LazyRoute:
         return self.function(ctx)
 
 
-class Group(NamedTuple):
+@named_tuple
+class Group:
     """One protocol's routes (path template -> method -> route) and the body its errors take."""
 
     name: str
@@ -134,7 +135,8 @@ def _group_patterns(group: Group) -> list[tuple[str, re.Pattern]]:
     return found
 
 
-class Match(NamedTuple):
+@named_tuple
+class Match:
     """Where a request's path leads: its group always, its route template when one matches."""
 
     path: str  # normalized
