@@ -18,9 +18,9 @@ import gc
 import os
 
 # The init allocates some 20,000 objects (numpy's, LiteRT's, the function's modules, the manifests) that live as long
-# as the container, and Python's collector walked them 30-40 times while they were made, finding next to nothing: 3-6 ms
-# of every cold start. So it is off until the init is done, and what the init made is then frozen out of every
-# later collection (gc.freeze: a full collection in a warm request no longer walks them either).
+# as the container, and Python's collector walked them 30-40 times while they were made, finding next to nothing:
+# 3-6 ms of every cold start. So it is off until the init is done, and what the init made is then frozen out of
+# every later collection (gc.freeze: a full collection in a warm request no longer walks them either).
 gc.disable()
 try:
     from function.cache.factory import open_result_store
