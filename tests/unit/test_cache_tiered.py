@@ -40,7 +40,8 @@ def test_factory_builds_each_backend(tmp_path):
     # Only a Lambda container's own file in its /tmp, which goes with the container, is never flushed.
     in_lambda = open_result_store(CacheSettings.from_env({"LAMBDA_TASK_ROOT": "/var/task"}))
     assert in_lambda.shared.path == LAMBDA_SQLITE_PATH and not in_lambda.shared.durable
-    named = open_result_store(CacheSettings.from_env({"LAMBDA_TASK_ROOT": "/var/task", "RESULTS_SQLITE_PATH": sqlite_path}))
+    named = open_result_store(CacheSettings.from_env({"LAMBDA_TASK_ROOT": "/var/task",
+                                                      "RESULTS_SQLITE_PATH": sqlite_path}))
     assert named.shared.durable
     shared = open_result_store(CacheSettings.from_env({"RESULTS_TABLE": "results", "CACHE_TTL_SECONDS": "5"}))
     assert type(shared.shared).__name__ == "DynamoDBResultStore" and shared.shared.ttl_seconds == 5
