@@ -6,28 +6,40 @@ manifests. Interpreters load on first use unless PRELOAD_MODELS=all (docs/api.md
 when Lambda initialises a SnapStart version: then every model loads before the snapshot (function/snapstart.py).
 
 What this init imports and defines, every cold start pays before its first answer. So the modules it reaches keep
-their records as NamedTuples (a dataclass costs 0.3-1.2 ms to define on Python 3.12: twenty cost 11 ms), and none
-of them imports the HTTP client stack or tempfile (15 ms) for local models; tests/functional/test_init_cost.py
-holds both, and `python -X importtime -c "import function.app"` shows the rest.
+their records as NamedTuples made by @named_tuple (function/records.py; a dataclass costs 0.3-1.2 ms to define on
+Python 3.12, twenty cost 11 ms, and typing.NamedTuple twice @named_tuple's cost), none of them imports the HTTP
+client stack, tempfile (15 ms) or hashlib's OpenSSL (2 ms) for local models, and the collector stays out of the
+init; tests/functional/test_init_cost.py holds all of it, and `python -X importtime -c "import function.app"`
+shows the rest.
 """
 from __future__ import annotations
 
+import gc
 import os
 
-from function.cache.factory import open_result_store
-from function.config import CacheSettings, Env, ServiceSettings
-from function.entry import handle_event
-from function.log import configure
-from function.service import Service
+# The init allocates some 20,000 objects (numpy's, LiteRT's, the function's modules, the manifests) that live as long
+# as the container, and Python's collector walked them 30-40 times while they were made, finding next to nothing:
+# 3-6 ms of every cold start. So it is off until the init is done, and what the init made is then frozen out of
+# every later collection (gc.freeze: a full collection in a warm request no longer walks them either).
+gc.disable()
+try:
+    from function.cache.factory import open_result_store
+    from function.config import CacheSettings, Env, ServiceSettings
+    from function.entry import handle_event
+    from function.log import configure
+    from function.service import Service
 
-SETTINGS = ServiceSettings.from_env()
-CACHE_SETTINGS = CacheSettings.from_env()
-configure(SETTINGS.log_level)
-SERVICE = Service(SETTINGS, open_result_store(CACHE_SETTINGS))
-if os.environ.get(Env.AWS_LAMBDA_INITIALIZATION_TYPE) == "snap-start":
-    from function.snapstart import register_hooks  # noqa: PLC0415  (only the snapshotted init pays the import)
+    SETTINGS = ServiceSettings.from_env()
+    CACHE_SETTINGS = CacheSettings.from_env()
+    configure(SETTINGS.log_level)
+    SERVICE = Service(SETTINGS, open_result_store(CACHE_SETTINGS))
+    if os.environ.get(Env.AWS_LAMBDA_INITIALIZATION_TYPE) == "snap-start":
+        from function.snapstart import register_hooks  # noqa: PLC0415  (only the snapshotted init pays the import)
 
-    register_hooks(SERVICE)
+        register_hooks(SERVICE)
+    gc.freeze()
+finally:
+    gc.enable()
 
 
 def handler(event: dict, context: object) -> dict:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+
+from function.records import named_tuple
+
 
 class Env:
     """The names of the environment variables, as serverless.yml and the docs spell them (each value is its own
@@ -96,12 +98,15 @@ def _env(name: str, environ: dict | None = None) -> str | None:
     return value or None
 
 
-class CacheSettings(NamedTuple):
+@named_tuple
+class CacheSettings:
     backend: str  # dynamodb | sqlite | memory | off  (never "auto": resolved here)
     table: str | None
     sqlite_path: Path
     ttl_seconds: int
     memory_items: int
+    # The default file of a Lambda container, in the /tmp that goes with it: nothing outlives a crash to recover.
+    sqlite_ephemeral: bool = False
 
     def describe(self) -> str:
         """Where results are kept, in words: the local server's first line says it."""
@@ -121,12 +126,14 @@ class CacheSettings(NamedTuple):
             raise ValueError(f"{Env.RESULTS_CACHE} must be auto, dynamodb, sqlite, memory or off, not {backend!r}")
         if backend == "dynamodb" and not table:
             raise ValueError(f"{Env.RESULTS_CACHE}=dynamodb needs {Env.RESULTS_TABLE}")
+        sqlite_path = _env(Env.RESULTS_SQLITE_PATH, environ)
         return cls(
             backend=backend,
             table=table,
-            sqlite_path=Path(_env(Env.RESULTS_SQLITE_PATH, environ) or default_sqlite_path(environ)),
+            sqlite_path=Path(sqlite_path or default_sqlite_path(environ)),
             ttl_seconds=int(_env(Env.CACHE_TTL_SECONDS, environ) or DEFAULT_CACHE_TTL_SECONDS),
             memory_items=int(_env(Env.CACHE_MEMORY_ITEMS, environ) or DEFAULT_CACHE_MEMORY_ITEMS),
+            sqlite_ephemeral=not sqlite_path and bool(_env(Env.LAMBDA_TASK_ROOT, environ)),
         )
 
 
@@ -135,7 +142,8 @@ DEFAULT_METRICS_NAMESPACE = "lambda-tflite-serving"
 DEFAULT_METRICS_LATENCY_TARGET_MS = 2000.0
 
 
-class MetricsSettings(NamedTuple):
+@named_tuple
+class MetricsSettings:
     enabled: bool = True
     namespace: str = DEFAULT_METRICS_NAMESPACE
     latency_target_ms: float = DEFAULT_METRICS_LATENCY_TARGET_MS
@@ -179,14 +187,16 @@ LIMIT_VARIABLES = (Env.MAX_BODY_BYTES, Env.MAX_IMAGE_PIXELS, Env.MAX_BATCH, Env.
                    Env.MAX_BATCH_TOKENS, Env.MAX_TEXT_CHARS)
 
 
-class TaskLimits(NamedTuple):
+@named_tuple
+class TaskLimits:
     """The bounds on what one request may ask of a model (docs/api.md, "Limits"): what a task is given."""
 
     max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
 
 
-class ServiceSettings(NamedTuple):
+@named_tuple
+class ServiceSettings:
     model_dir: Path
     model_source: str | None  # None: model_dir
     model_refresh_seconds: int

@@ -14,7 +14,7 @@ alone: quoted, escaped to printable ASCII, at most MAX_QUOTED_CHARS characters.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from function.records import named_tuple
 
 MAX_QUOTED_CHARS = 80
 
@@ -84,7 +84,8 @@ class UnsupportedEvent(ServingError):
     """The Lambda event is not one this function understands."""
 
 
-class ErrorCode(NamedTuple):
+@named_tuple
+class ErrorCode:
     kind: type[ServingError]
     when: str
 

@@ -10,15 +10,16 @@ import base64
 import binascii
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple
 
 from function.errors import refuse
+from function.records import named_tuple
 
 
 NO_QUERY: Mapping[str, str] = MappingProxyType({})  # one shared default, so it cannot be changed
 
 
-class Request(NamedTuple):
+@named_tuple
+class Request:
     method: str
     path: str
     headers: dict[str, str]  # names lower-cased

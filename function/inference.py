@@ -9,20 +9,22 @@ input that names none, the one the model's rollout (function/catalog/rollout.py)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from function.cache.base import NullResultStore, ResultStore
 from function.cache.keys import result_key
 from function.cache.tiered import lookup_by_tier
 from function.errors import ModelUnavailable, ServingError
 from function.log import Timings
+from function.records import named_tuple
 from function.tasks.base import Result, Task
 
 if TYPE_CHECKING:
     from function.catalog.registry import ModelRegistry
 
 
-class Prediction(NamedTuple):
+@named_tuple
+class Prediction:
     results: list[Result]  # one per input, in input order
     cached: list[bool]
     task: Task  # the version that answered: its manifest's version is the answer's model_version

@@ -11,10 +11,11 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import ClassVar, NamedTuple, Protocol
+from typing import ClassVar, Protocol
 
 from function.cache.codec import decode_result, encode_result
 from function.cache.stats import StoreStats
+from function.records import named_tuple
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ def chunks(items: list, size: int) -> list[list]:
     return [items[start:start + size] for start in range(0, len(items), size)]
 
 
-class Entry(NamedTuple):
+@named_tuple
+class Entry:
     """A stored result with the epoch second after which readers must ignore it."""
 
     result: Result
@@ -67,7 +69,8 @@ class NullResultStore:
         return None
 
 
-class Record(NamedTuple):
+@named_tuple
+class Record:
     """A result as a backend keeps it: canonical JSON, its sha256 (function/cache/codec.py), and the epoch second
     after which readers must ignore it; the model version and the time of writing are kept for operators."""
 

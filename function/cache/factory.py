@@ -17,7 +17,8 @@ def open_result_store(settings: CacheSettings) -> ResultStore:
     if settings.backend == "sqlite":
         from function.cache.sqlite import SqliteResultStore  # noqa: PLC0415  (sqlite3: 3 ms, 7 modules)
 
-        return TieredResultStore(memory, SqliteResultStore(settings.sqlite_path, settings.ttl_seconds))
+        return TieredResultStore(memory, SqliteResultStore(settings.sqlite_path, settings.ttl_seconds,
+                                                           durable=not settings.sqlite_ephemeral))
     if settings.backend == "dynamodb":
         # The DynamoDB client (http.client, ssl, the signer): ~26 ms and 37 modules after function.app's imports.
         from function.cache.dynamodb import DynamoDBResultStore  # noqa: PLC0415

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import NamedTuple
 
 from function.catalog.rollout import STABLE, Rollout
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
@@ -28,6 +27,7 @@ from function.config import TaskLimits
 from function.errors import ModelUnavailable, quoted, refuse, wrong_task
 from function.model.files import ModelFilesError
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
+from function.records import named_tuple
 from function.tasks import TASKS
 from function.tasks.base import Task
 from function.tasks.tensor import TensorTask
@@ -41,7 +41,8 @@ DUPLICATE_NAME = "duplicate_model_name"
 UNSERVABLE = "model_unavailable"
 
 
-class UnservableModel(NamedTuple):
+@named_tuple
+class UnservableModel:
     """A model the function cannot serve, and why."""
 
     name: str

@@ -8,9 +8,9 @@ requests, and GET /models says why.
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
+from function.digest import sha256
 from function.tasks.base import Task
 
 STABLE = "stable"
@@ -40,7 +40,7 @@ class Rollout:
 
     def choose(self, input_digests: Sequence[str]) -> tuple[str, Task]:
         """(label, task) for a request naming no version whose inputs have these digests."""
-        key = hashlib.sha256(("\0".join((self.name, *input_digests))).encode()).digest()
+        key = sha256(("\0".join((self.name, *input_digests))).encode()).digest()
         bucket = int.from_bytes(key[:8], "big") % BUCKETS
         edge = 0
         for label in sorted(self.weights):

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import NamedTuple
 
 from function.model.files import PRESENT, ModelFiles, ModelFilesError, file_sha256
 from function.model.manifest import MANIFEST_FILE, Manifest, ManifestError, load_manifest
+from function.records import named_tuple
 
 
-class ListedModel(NamedTuple):
+@named_tuple
+class ListedModel:
     name: str  # the manifest's name; the directory's name when the manifest cannot be read
     directory: Path  # where its files are, or will be once `files.ensure()` returns
     manifest: Manifest | ManifestError
@@ -22,7 +23,8 @@ class ListedModel(NamedTuple):
     labelled: tuple[LabelledVersion, ...] = ()  # the model's other versions under a label (an S3 index's labels)
 
 
-class LabelledVersion(NamedTuple):
+@named_tuple
+class LabelledVersion:
     """Another version of a listed model, served to requests that name its label (or its version) and, with a
     weight, to that percent of the requests that name neither (function/catalog/rollout.py)."""
 

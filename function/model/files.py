@@ -2,7 +2,6 @@
 a verified download for a published model (function/catalog/download.py)."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Protocol
 
@@ -34,6 +33,8 @@ PRESENT = PresentFiles()
 
 
 def file_sha256(path: Path) -> str:
+    import hashlib  # noqa: PLC0415  (OpenSSL's, fastest on megabytes; only a watched or downloaded model needs it)
+
     digest = hashlib.sha256()
     with open(path, "rb") as file:
         while chunk := file.read(HASH_CHUNK_BYTES):

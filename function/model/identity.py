@@ -7,8 +7,9 @@ created_at. So relabelling a model and converting it again gives a new version, 
 """
 from __future__ import annotations
 
-import hashlib
 import json
+
+from function.digest import sha256
 
 NOT_SERVING_FIELDS = frozenset({"name", "source", "fidelity", "created_at"})
 
@@ -16,4 +17,4 @@ NOT_SERVING_FIELDS = frozenset({"name", "source", "fidelity", "created_at"})
 def serving_version(manifest_data: dict) -> str:
     serving = {key: value for key, value in manifest_data.items() if key not in NOT_SERVING_FIELDS}
     canonical = json.dumps(serving, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return sha256(canonical.encode("utf-8")).hexdigest()

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NamedTuple
 
 from function.model.identity import serving_version
+from function.records import named_tuple
 
 SUPPORTED_SCHEMA = 2
 MANIFEST_FILE = "manifest.json"
@@ -15,7 +15,8 @@ class ManifestError(ValueError):
     """A model directory whose manifest.json cannot be served; the message says why."""
 
 
-class TensorSpec(NamedTuple):
+@named_tuple
+class TensorSpec:
     name: str
     shape: tuple[int, ...]  # batch first; -1 for a dynamic dimension
     dtype: str
@@ -68,7 +69,8 @@ def _ints(value: object, field: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-class Manifest(NamedTuple):
+@named_tuple
+class Manifest:
     directory: Path
     name: str
     task: str

@@ -6,12 +6,15 @@ Text longer than max_length tokens is truncated (the tokenizer keeps the first t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
+from function.records import named_tuple
 
-class EncodedText(NamedTuple):
+
+@named_tuple
+class EncodedText:
     ids: list[int]  # without padding
     attention_mask: list[int]
     truncated: bool

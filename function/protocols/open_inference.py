@@ -9,7 +9,6 @@ tensors out, every output unless `outputs` names some. Binary outputs when the r
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from function.errors import quoted, refuse
 from function.model.manifest import TensorSpec
 from function.protocols.tensor_values import (DTYPE_NAMES, V2_DTYPES, check_bounds, check_shape, check_values,
                                               expected_shape, narrow_floats, to_array, to_json)
+from function.records import named_tuple
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
@@ -31,7 +31,8 @@ UNSUPPORTED_PARAMETERS = {
 }
 
 
-class InferRequest(NamedTuple):
+@named_tuple
+class InferRequest:
     id: str | None
     instances: TensorBatch
     outputs: tuple[TensorSpec, ...]  # the outputs to answer, in the order asked

@@ -14,15 +14,16 @@ bench/tensor_json.py measured the alternatives; parsing the JSON text itself cos
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
 from function.errors import InvalidInput, refuse
 from function.model.manifest import TensorSpec
+from function.records import named_tuple
 
 
-class DtypeNames(NamedTuple):
+@named_tuple
+class DtypeNames:
     tf: str  # TensorFlow's DataType enum name, as TF Serving's metadata writes it
     v2: str  # the Open Inference Protocol's datatype
 

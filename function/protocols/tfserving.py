@@ -8,13 +8,13 @@ when the model has several outputs) or `"outputs"` (the batched value; an object
 """
 from __future__ import annotations
 
-from typing import NamedTuple
 
 
 from function.errors import InvalidInput, refuse
 from function.model.manifest import Manifest
 from function.protocols.tensor_values import (DTYPE_NAMES, check_bounds, check_shape, check_values, is_b64, to_array,
                                               to_json)
+from function.records import named_tuple
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
@@ -24,7 +24,8 @@ PREDICT_METHOD = "tensorflow/serving/predict"
 VERSION_HEX_DIGITS = 12  # 48 bits of the model's sha256 version: a positive int64, as TF Serving versions are
 
 
-class PredictRequest(NamedTuple):
+@named_tuple
+class PredictRequest:
     format: str  # ROW or COLUMNAR: the answer takes the same one
     instances: TensorBatch
 

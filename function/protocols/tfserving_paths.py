@@ -9,8 +9,9 @@ import re
 from function.errors import ServingError, quoted, refuse
 
 INT64_MAX = 2 ** 63 - 1
-# TF Serving's other two methods, which take Example protos: a LiteRT model has no such signature.
-EXAMPLE_METHOD = re.compile(r"/v1/models/[^/:]+(?:/versions/([0-9]+)|/labels/[^/:]+)?:(classify|regress)")
+# TF Serving's other two methods, which take Example protos: a LiteRT model has no such signature. A pattern string,
+# compiled by the first malformed path rather than by the init (0.2 ms).
+EXAMPLE_METHOD = r"/v1/models/[^/:]+(?:/versions/([0-9]+)|/labels/[^/:]+)?:(classify|regress)"
 
 
 def check_int64_version(version: str) -> int:
@@ -25,7 +26,7 @@ def tf_serving_malformed(method: str, path: str) -> ServingError:
     """What TF Serving's REST handler answers for a /v1/ path or method it does not serve: InvalidArgument, 400."""
     if method == "GET" and path == "/v1/models":
         return refuse("malformed_request", "Missing model name in request.")
-    example = EXAMPLE_METHOD.fullmatch(path)
+    example = re.fullmatch(EXAMPLE_METHOD, path)
     if example and method == "POST":
         if example[1] is not None:
             check_int64_version(example[1])

@@ -15,7 +15,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -25,11 +25,13 @@ from function.log import Timings
 from function.model.files import PRESENT, ModelFiles
 from function.model.manifest import Manifest, ManifestError
 from function.model.runner import ModelRunner
+from function.records import named_tuple
 
 Result = dict
 
 
-class Batch(NamedTuple):
+@named_tuple
+class Batch:
     tensors: dict[str, np.ndarray]  # role -> batch-first array
     notes: Sequence[dict] = ()  # per input: what preprocessing did that a result reports
 log = logging.getLogger("function")

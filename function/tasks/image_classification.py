@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
@@ -10,6 +9,7 @@ from function.cache.keys import digest_bytes
 from function.log import Timings
 from function.model.outputs import is_label_score, probabilities, ranked
 from function.preprocessing.color_modes import CHANNELS
+from function.records import named_tuple
 from function.tasks.base import Batch, Result, Task
 from function.tasks.classification import (check_labels, is_multi_label_result, multi_label_results,
                                            threshold_of)
@@ -17,7 +17,8 @@ from function.tasks.classification import (check_labels, is_multi_label_result, 
 DEFAULT_TOP_K = 5
 
 
-class ImageInput(NamedTuple):
+@named_tuple
+class ImageInput:
     data: bytes
     where: str = "the image"  # for error messages: "field 'images[2]'"
 

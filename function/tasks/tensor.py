@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import math
 import sys
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from function.digest import hasher
 from function.log import Timings
 from function.model.manifest import TensorSpec
 from function.tasks.base import Batch, Result, Task
@@ -105,9 +105,9 @@ class TensorTask(Task):
         return self.manifest.outputs
 
     def input_digest(self, item: Instance) -> str:
-        digest = hashlib.sha256()
-        for spec in self.inputs:
-            array = np.asarray(item[spec.name])  # the shape before ascontiguousarray, which makes a scalar 1-d
+        arrays = [(spec, np.asarray(item[spec.name])) for spec in self.inputs]
+        digest = hasher(sum(array.nbytes for _, array in arrays))
+        for spec, array in arrays:  # ascontiguousarray makes a scalar 1-d, hence the shape taken before
             digest.update(f"{spec.name}\0{array.dtype.str}\0{array.shape}\0".encode())
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()

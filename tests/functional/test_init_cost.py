@@ -1,12 +1,14 @@
 """What the init imports and defines is what every cold start pays before its first answer (bench section 17).
 
 Two things it once paid for and no request on local models needs: the HTTP client stack (http.client, ssl, email,
-socket: 12 ms, only the S3 and DynamoDB clients use it) and tempfile (shutil, random, bz2, lzma: 3.5 ms, for a
-directory name). And dataclasses: on Python 3.12 defining one costs 0.3-1.2 ms (its methods are generated and
+socket: 12 ms, only the S3 and DynamoDB clients use it), tempfile (shutil, random, bz2, lzma: 3.5 ms, for a
+directory name) and hashlib's OpenSSL (2-2.5 ms, for digests of a few KB that CPython's own sha256 takes:
+function/digest.py). And dataclasses: on Python 3.12 defining one costs 0.3-1.2 ms (its methods are generated and
 exec'd one by one), and the init defined twenty, 11 ms of the 50 ms `import function.app` took beyond numpy and
-LiteRT. Records on the init path and on a first request's are NamedTuples, or classes with __slots__ when they
-change; the AWS clients, the bulk and S3 event adapters and the OpenAPI document keep theirs (they wait on the
-network anyway).
+LiteRT. Records on the init path and on a first request's are NamedTuples made by function/records.py's
+@named_tuple (typing.NamedTuple's check of each annotation took half of another 3 ms), or classes with __slots__
+when they change; the AWS clients, the bulk and S3 event adapters and the OpenAPI document keep theirs (they wait on the
+network anyway). And the garbage collector, which walked the init's objects 30-40 times while they were made.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import pytest
 from tests.support.function_fixtures import REPO, demo_models  # noqa: F401
 
 # Packages no request on the image's own models needs: loading one at init is a cost every cold start pays.
-NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "random", "bz2", "lzma", "dataclasses")
+NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "random", "bz2", "lzma", "dataclasses",
+               "hashlib", "_hashlib")
 
 # The first request of each route on the image's own models (tests/support/route_events.py): the page and the
 # OpenAPI document keep their dataclasses, so their GETs are not walked.
@@ -28,20 +31,36 @@ FIRST_REQUESTS = ("POST /classify", "POST /sentiment", "POST /tokenize", "POST /
                   "POST /v1/models/tabular:predict", "POST /v2/models/tabular/infer")
 
 PROBE = r"""
-import json, sys
+import gc, json, sys
 
 loaded_before = set(sys.modules)
+collections = []
+
+
+def count(phase, info):  # once function/app.py runs (compiling it, without a __pycache__, may collect before)
+    if phase == "start" and "gc" in vars(sys.modules.get("function.app", sys)):
+        collections.append(info["generation"])
+
+
+gc.callbacks.append(count)
 import function.app
 
+collected_during_init = list(collections)
 loaded = sorted(set(sys.modules) - loaded_before)
 from tests.support.route_events import route_events
 
 events = route_events()
 statuses = {route: function.app.handler(events[route], None)["statusCode"] for route in json.loads(sys.argv[1])}
-defined = sorted(f"{name}.{attribute}" for name, module in list(sys.modules.items()) if name.startswith("function")
-                 for attribute, value in vars(module).items()
-                 if isinstance(value, type) and value.__module__ == name and "__dataclass_fields__" in vars(value))
-print("RESULT " + json.dumps({"loaded": loaded, "statuses": statuses, "dataclasses": defined}))
+classes = [(f"{name}.{attribute}", value) for name, module in list(sys.modules.items()) if name.startswith("function")
+           for attribute, value in vars(module).items() if isinstance(value, type) and value.__module__ == name]
+defined = sorted(name for name, cls in classes if "__dataclass_fields__" in vars(cls))
+# typing.NamedTuple keeps the ForwardRef it compiled for each string annotation; @named_tuple keeps the strings.
+typing_named_tuples = sorted(name for name, cls in classes if "_fields" in vars(cls) and any(
+    type(annotation).__name__ == "ForwardRef" for annotation in vars(cls).get("__annotations__", {}).values()))
+print("RESULT " + json.dumps({"loaded": loaded, "statuses": statuses, "dataclasses": defined,
+                              "typing_named_tuples": typing_named_tuples,
+                              "collected_during_init": collected_during_init, "gc_enabled": gc.isenabled(),
+                              "frozen": gc.get_freeze_count()}))
 """
 
 
@@ -68,3 +87,15 @@ def test_the_init_loads_no_package_a_request_on_local_models_does_not_need(init_
 
 def test_neither_the_init_nor_a_first_request_defines_a_dataclass(init_facts):
     assert init_facts["dataclasses"] == []
+
+
+def test_their_named_tuples_are_made_without_typings_annotation_checks(init_facts):
+    # function/records.py: typing.NamedTuple compiles each string annotation, twice @named_tuple's cost to define.
+    assert init_facts["typing_named_tuples"] == []
+
+
+def test_the_collector_stays_out_of_the_init_and_is_on_for_requests(init_facts):
+    # function/app.py: no collection while the init allocates what the container keeps, and all of it frozen after.
+    assert init_facts["collected_during_init"] == []
+    assert init_facts["gc_enabled"] is True
+    assert init_facts["frozen"] > 10_000  # numpy's, LiteRT's and the function's objects

@@ -29,6 +29,17 @@ def test_file_is_in_wal_mode(tmp_path):
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_only_a_durable_file_is_flushed(tmp_path):
+    # PRAGMA synchronous: 0 OFF, 1 NORMAL. A store that is not durable answers the same, it only never fsyncs.
+    for durable, synchronous in ((True, 1), (False, 0)):
+        store = SqliteResultStore(tmp_path / f"{durable}.sqlite3", ttl_seconds=60, durable=durable)
+        store.put_many({"a": {"n": 1}})
+        assert store.get_many(["a"]) == {"a": {"n": 1}}
+        with store._connection() as connection:
+            assert connection.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+            assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 def test_readers_ignore_expired_rows(tmp_path):
     clock = FakeClock()
     store = SqliteResultStore(tmp_path / "r.sqlite3", ttl_seconds=1, clock=clock)

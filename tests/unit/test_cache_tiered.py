@@ -8,7 +8,7 @@ from function.cache.factory import open_result_store
 from function.cache.memory import MemoryResultStore
 from function.cache.sqlite import SqliteResultStore
 from function.cache.tiered import TieredResultStore
-from function.config import CacheSettings
+from function.config import LAMBDA_SQLITE_PATH, CacheSettings
 
 
 def test_shared_hits_fill_the_memory_tier_with_their_expiry(tmp_path):
@@ -36,6 +36,13 @@ def test_factory_builds_each_backend(tmp_path):
     assert isinstance(open_result_store(CacheSettings.from_env({"RESULTS_CACHE": "memory"})), MemoryResultStore)
     local = open_result_store(CacheSettings.from_env({"RESULTS_SQLITE_PATH": sqlite_path}))
     assert isinstance(local.shared, SqliteResultStore) and str(local.shared.path) == sqlite_path
+    assert local.shared.durable
+    # Only a Lambda container's own file in its /tmp, which goes with the container, is never flushed.
+    in_lambda = open_result_store(CacheSettings.from_env({"LAMBDA_TASK_ROOT": "/var/task"}))
+    assert in_lambda.shared.path == LAMBDA_SQLITE_PATH and not in_lambda.shared.durable
+    named = open_result_store(CacheSettings.from_env({"LAMBDA_TASK_ROOT": "/var/task",
+                                                      "RESULTS_SQLITE_PATH": sqlite_path}))
+    assert named.shared.durable
     shared = open_result_store(CacheSettings.from_env({"RESULTS_TABLE": "results", "CACHE_TTL_SECONDS": "5"}))
     assert type(shared.shared).__name__ == "DynamoDBResultStore" and shared.shared.ttl_seconds == 5
 
