@@ -119,10 +119,14 @@ def reference_vectors(texts: list[str]) -> np.ndarray:
     return np.concatenate([reference.embed(*minilm_encoder.encode(tokenizer, [text])) for text in texts])
 
 
-def min_cosine(vectors: np.ndarray, expected: np.ndarray) -> float:
+def cosines(vectors: np.ndarray, expected: np.ndarray) -> np.ndarray:
     from saved_model.recipes.minilm_reference import cosine  # noqa: PLC0415
 
-    return float(cosine(vectors, expected).min())
+    return cosine(vectors, expected)
+
+
+def min_cosine(vectors: np.ndarray, expected: np.ndarray) -> float:
+    return float(cosines(vectors, expected).min())
 
 
 def latency(samples: list[float]) -> str:
