@@ -19,16 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench.stdout_aside import stdout_aside
+
 WARMUP_REQUESTS = 10
-
-
-def _answers_channel():
-    """The original stdout for answers; fd 1 itself (where the function logs) now goes to /dev/null."""
-    channel = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    return channel
 
 
 def _floor(step: dict, model_dir: Path):
@@ -70,7 +63,7 @@ def _timed(call) -> float:
 
 
 def main(plan_file: str) -> None:
-    answers = _answers_channel()
+    answers = stdout_aside()
     from function.app import handler  # the Lambda entry point, exactly as awslambdaric imports it
 
     plan = json.loads(Path(plan_file).read_text())

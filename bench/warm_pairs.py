@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import inputs
+from bench.stdout_aside import stdout_aside
 
 REPO = Path(__file__).resolve().parent.parent
 WARMUP = 50
@@ -39,15 +40,6 @@ def route_events() -> dict[str, Callable[[], tuple[str, dict]]]:
     }
 
 
-def _quiet_stdout():
-    """Our own copy of stdout for the table; fd 1, where the function logs, goes to /dev/null."""
-    table = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    return table
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--routes", default="sentiment,embed,embeddings,predict,infer",
@@ -61,7 +53,7 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"error: unknown route(s) {unknown}; choose from {list(events)}")
     os.environ.update(MODEL_DIR=str(args.model_dir.resolve()), RESULTS_CACHE="off")
-    table = _quiet_stdout()
+    table = stdout_aside()
     from bench.baselines.route_answers import answer
     from bench.raw_pipeline import RawModel
     from function.app import SERVICE, handler
