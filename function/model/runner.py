@@ -6,6 +6,7 @@ import threading
 import numpy as np
 
 from function.model.manifest import Manifest, TensorSpec
+from function.model.resident import PACKED, release_packed
 
 
 def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
@@ -43,12 +44,15 @@ class ModelRunner:
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=num_threads)
         self._signature = self._interpreter.get_signature_runner(manifest.signature)
         self._lock = threading.Lock()
+        self._weights_packed = False  # until the first invoke, when XNNPACK copies them out of the mapped file
         # Each float input's dtype, looked up once rather than by every request (np.dtype: ~0.3 us a call).
         self._float_inputs = {spec.name: np.dtype(spec.dtype) for spec in manifest.inputs if spec.scale is None}
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """inputs: role -> array with the batch first (float values for quantized tensors). Returns every output
         by role, dequantized (float outputs stay as the model gives them, float16 widened to float32)."""
+        if PACKED:
+            release_packed()
         floats, feed = self._float_inputs, {}
         for spec in self.manifest.inputs:
             values = inputs[spec.role]
@@ -57,6 +61,9 @@ class ModelRunner:
         with self._lock:
             # The signature runner resizes the batch (and any dynamic) dimension itself when the shape changes.
             raw = self._signature(**feed)
+            if not self._weights_packed:
+                self._weights_packed = True
+                PACKED.append(str(self.manifest.model_file))
         return {spec.role: dequantize(np.asarray(raw[spec.name]), spec) for spec in self.manifest.outputs}
 
     def warm_up(self) -> None:
