@@ -14,6 +14,7 @@ import re
 import sys
 import time
 
+from function.json_encoding import reusable_encoder
 LOGGER_NAME = "function"
 # Outside JSON strings the text is ASCII, so escaping these anywhere keeps it valid JSON: the line breakers
 # json.dumps leaves raw, and lone surrogates (from a client's bytes), which no UTF-8 stream can encode. A pattern
@@ -21,9 +22,9 @@ LOGGER_NAME = "function"
 # 0.5 ms, which the init paid for lines that almost never need it.
 UNSAFE_IN_A_LINE = "[\u0085\u2028\u2029\ud800-\udfff]"
 MAX_DEPTH = 20  # fields nested deeper than this are logged as their type name
-# Built once (json.dumps with arguments builds one per call), for a UTF-8 stream and for one that is not.
-LINE_ENCODERS = {ascii_only: json.JSONEncoder(ensure_ascii=ascii_only, default=str, allow_nan=False)
-                 for ascii_only in (False, True)}
+# Built once, for a UTF-8 stream and for one that is not.
+LINE_ENCODERS = {ascii_only: reusable_encoder(ensure_ascii=ascii_only, separators=(", ", ": "), default=str,
+                                              allow_nan=False) for ascii_only in (False, True)}
 
 
 def _escape(match: re.Match) -> str:
@@ -78,7 +79,7 @@ def _line_of(fields: dict, ascii_only: bool) -> str:
     else:
         raw = None
     try:
-        text = LINE_ENCODERS[ascii_only].encode(fields)
+        text = LINE_ENCODERS[ascii_only](fields)
     except Exception:  # noqa: BLE001  (a non-str key, NaN, a huge int, a cycle, a field whose __str__ raises)
         text = json.dumps(_plain(fields), ensure_ascii=ascii_only)
     if not text.isascii():  # every character it replaces is outside ASCII: most lines skip the scan

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import base64
-import json
+
+from function.json_encoding import reusable_encoder
 
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 BINARY_CONTENT_TYPE = "application/octet-stream"
@@ -19,14 +20,13 @@ class Response:
         self.headers = {} if headers is None else headers
 
 
-# ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes. One encoder for every answer:
-# json.dumps with any argument builds a new one per call.
-ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# ensure_ascii=False: labels and texts stay readable UTF-8 rather than \u escapes. One encoder for every answer.
+ANSWER_JSON = reusable_encoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def json_bytes(payload: object) -> bytes:
     # errors="replace": a lone surrogate echoed from the client must not turn an answer into a crash.
-    return ANSWER_ENCODER.encode(payload).encode("utf-8", errors="replace")
+    return ANSWER_JSON(payload).encode("utf-8", errors="replace")
 
 
 def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:

@@ -106,10 +106,10 @@ def decode_vector(text: object) -> np.ndarray | None:
 
 def output_vector(result: Result, normalize: bool) -> np.ndarray:
     """The vector a client gets: L2-normalised (cosine similarity is then a dot product) unless asked not to."""
-    vector = (result.vector if isinstance(result, ComputedEmbedding) else decode_vector(result["embedding"])).astype(
-        np.float32)
+    vector = result.vector if isinstance(result, ComputedEmbedding) else decode_vector(result["embedding"])
     if normalize:
-        norm = float(np.linalg.norm(vector))
+        # What np.linalg.norm computes for one float32 vector (sqrt of its dot with itself), without its checks.
+        norm = float(np.sqrt(vector.dot(vector)))
         if norm > 0.0:
-            vector = vector / np.float32(norm)
-    return vector
+            return vector / np.float32(norm)
+    return vector.astype(np.float32)
