@@ -202,6 +202,13 @@ class Timings:
         """`with timings.stage("decode"):` adds the block's time to that stage, also when it raises."""
         return _Stage(self.stages, name)
 
+    def add(self, name: str, start: float) -> None:
+        """Adds the time since `start` (a time.perf_counter()) to stage `name`. The warm request path's form, in a
+        `finally:` so that a block that raises is timed too: one call where a `with` block makes three, which took
+        ~9 us of a warm tabular request's five stages once the invoke had left the CPU's caches cold (paired)."""
+        stages = self.stages
+        stages[name] = stages.get(name, 0.0) + (time.perf_counter() - start) * 1000.0
+
     def as_dict(self) -> dict[str, float]:
         return {name: round(ms, 3) for name, ms in self.stages.items()}
 

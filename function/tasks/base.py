@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from time import perf_counter
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -107,13 +108,22 @@ class Task(ABC):
 
     def predict(self, items: Sequence[Any], options: dict, timings: Timings) -> list[Result]:
         """One result per item, in order, computed as one batch."""
-        with timings.stage("load"):  # ~0 when warm; the interpreter load on a cold start
-            self.load()
+        start = perf_counter()
+        try:
+            self.load()  # ~0 when warm; the interpreter load on a cold start
+        finally:
+            timings.add("load", start)
         batch = self.preprocess(items, timings)
-        with timings.stage("invoke"):
+        start = perf_counter()
+        try:
             outputs = self.invoke(batch.tensors)
-        with timings.stage("postprocess"):
+        finally:
+            timings.add("invoke", start)
+        start = perf_counter()
+        try:
             return self.postprocess(outputs, batch, options)
+        finally:
+            timings.add("postprocess", start)
 
     def invoke(self, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The model on a preprocessed batch, outputs by role (a task may split the batch to run it faster)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from time import perf_counter
 
 import numpy as np
 
@@ -69,10 +70,13 @@ class TextTask(Task):
         return [{"tokens": int(count), "truncated": False} for count in counts]
 
     def preprocess(self, items: Sequence[str], timings: Timings) -> Batch:
-        with timings.stage("preprocess"):
+        start = perf_counter()
+        try:
             encoder = self.encoder()
             encoded = encoder.encode(list(items))
             tensors = encoder.batch(encoded, self.fixed_length)
+        finally:
+            timings.add("preprocess", start)
         roles = self._roles
         return Batch({role: array for role, array in tensors.items() if role in roles},
                      [{"tokens": len(e.ids), "truncated": e.truncated} for e in encoded])
