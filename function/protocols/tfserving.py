@@ -105,13 +105,16 @@ def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatc
         raise refuse("invalid_field", "'instances' must be a list: one value (or one object of named inputs) "
                      "per instance.")
     _check_batch(len(rows), "'instances'", max_batch)
-    names = [spec.name for spec in task.inputs]
-    if _is_named(rows[0]):
+    specs = task.inputs
+    names = [spec.name for spec in specs]
+    named = _is_named(rows[0])
+    if named:
+        wanted = set(names)
         for index, row in enumerate(rows):
             if not _is_named(row):
                 raise refuse("invalid_field", f"'instances[{index}]' is not an object like 'instances[0]': "
                              "every instance must name every input.")
-            if set(row) != set(names):
+            if set(row) != wanted:
                 raise refuse("invalid_field", f"'instances[{index}]' names {sorted(row)}; model "
                              f"{task.manifest.name!r} takes exactly {names}.")
         columns = {name: [row[name] for row in rows] for name in names}
@@ -123,9 +126,9 @@ def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatc
             raise refuse("invalid_field", "'instances' mixes objects and plain values.")
         columns = {names[0]: rows}
     arrays = {}
-    for spec in task.inputs:
+    for spec in specs:
         column = columns[spec.name]
-        where = "'instances'" if len(names) == 1 and not _is_named(rows[0]) else f"'instances[*].{spec.name}'"
+        where = f"'instances[*].{spec.name}'" if named else "'instances'"
         try:
             array = to_array(column, spec, where)
             check_shape(array.shape, spec, where, batched=True)
