@@ -137,12 +137,9 @@ class JsonLineHandler(logging.StreamHandler):
         """The line `emit` would write for a record of these fields, written without making the record."""
         try:
             text = self.formatter.format_fields(time.time_ns(), logging.getLevelName(level), message, fields)
-            self.acquire()
-            try:
+            with self.lock:  # what acquire() and release() take, without their two calls
                 self.stream.write(text + self.terminator)
                 self.stream.flush()
-            finally:
-                self.release()
         except RecursionError:  # as StreamHandler.emit
             raise
         except Exception:  # noqa: BLE001  (as emit: logging reports it on stderr and the request goes on)

@@ -53,7 +53,9 @@ class TextEncoder:
         """role -> (batch, length) int32, padded with the pad id (mask 0): to max_length for a model with a fixed
         sequence length, else to the batch's own longest text (a short sentence is not run as 256 tokens)."""
         length = self.max_length if fixed_length else max(len(item.ids) for item in encoded)
-        ids = np.full((len(encoded), length), self.pad_id, dtype=np.int32)
+        ids = np.zeros((len(encoded), length), dtype=np.int32)  # np.full is a Python function over zeros' C
+        if self.pad_id:
+            ids.fill(self.pad_id)
         mask = np.zeros((len(encoded), length), dtype=np.int32)
         for row, item in enumerate(encoded):
             ids[row, :len(item.ids)] = item.ids

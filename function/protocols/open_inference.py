@@ -25,6 +25,7 @@ SERVER_VERSION = "0.1.0"  # pyproject.toml's version (tests/unit/test_protocol_o
 EXTENSIONS = ["binary_tensor_data"]
 PLATFORM = "litert_tflite"  # "<project>_<format>", as the protocol names platforms
 HEADER_LENGTH = "inference-header-content-length"
+INT_ONLY = frozenset({int})  # the types a shape's dimensions may have (json gives bool its own type)
 UNSUPPORTED_PARAMETERS = {
     "shared_memory_region": "shared memory is not available to a serverless function: send 'data' or binary data",
     "classification": "the classification extension is not supported: ask for the raw output tensor",
@@ -71,6 +72,8 @@ def split_body(body: bytes, header_length: str | None) -> tuple[bytes, bytes]:
 
 def _parameters(item: dict, where: str) -> dict:
     parameters = item.get("parameters", {})
+    if not parameters and type(parameters) is dict:  # none sent: the common case, no parameter to look up
+        return parameters
     if not isinstance(parameters, dict):
         raise refuse("invalid_field", f"{where}.parameters must be an object.")
     for name, problem in UNSUPPORTED_PARAMETERS.items():
@@ -108,20 +111,21 @@ class _BinaryReader:
 
 
 def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader: _BinaryReader) -> np.ndarray:
-    where = f"'inputs[{index}]'"
     if not isinstance(item, dict):
-        raise refuse("invalid_field", f"{where} must be an object with name, shape, datatype and data.")
+        raise refuse("invalid_field", f"'inputs[{index}]' must be an object with name, shape, datatype and data.")
     name = item.get("name")
     if not isinstance(name, str) or name not in specs:
-        raise refuse("unknown_input", f"{where} names input {quoted(name)}; the model's inputs are {list(specs)}.")
+        raise refuse("unknown_input", f"'inputs[{index}]' names input {quoted(name)}; the model's inputs are "
+                     f"{list(specs)}.")
     spec = specs[name]
     where = f"'inputs[{index}]' ({name})"
     shape = item.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                              for d in shape):
+    # Every dimension an int (JSON's: never a bool) and none negative, in two C passes rather than a generator.
+    if not isinstance(shape, list) or not INT_ONLY.issuperset(map(type, shape)) or min(shape, default=0) < 0:
         raise refuse("invalid_field", f"{where}.shape must be a list of non-negative integers.")
-    check_shape(tuple(shape), spec, where, batched=True)
-    check_bounds(tuple(shape), spec, where)  # before math.prod sizes anything
+    dims = tuple(shape)
+    check_shape(dims, spec, where, batched=True)
+    check_bounds(dims, spec, where)  # before math.prod sizes anything
     datatype, wanted = item.get("datatype"), DTYPE_NAMES[spec.served_dtype].v2
     sent = _sent_dtype(datatype, spec)
     if sent is None:

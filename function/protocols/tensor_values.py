@@ -48,6 +48,7 @@ V2_DTYPES = {names.v2: dtype for dtype, names in DTYPE_NAMES.items()}  # "FP16" 
 DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES}
 FLOAT_LIMITS = {name: float(np.finfo(dtype).max) for name, dtype in DTYPES.items() if dtype.kind == "f"}
 B64_KEY = "b64"
+LARGEST = np.maximum.reduce  # ndarray.max without its Python wrapper (axis=None: over every element)
 # The most elements one input tensor of a request may hold, batch included (docs/api.md, "Tensor bounds"): a
 # declared shape is checked against it before anything is allocated. 6 MB of body holds far fewer JSON numbers.
 MAX_TENSOR_ELEMENTS = 1 << 22
@@ -138,7 +139,7 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
             raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name} ({info.min} to "
                          f"{info.max}); {where} holds {_first(outside)}.") from None
     # Keyed by the spec's dtype name, which names `target` when it is a float: numpy's .name costs ~1.5 us a call.
-    if kind == "f" and np.abs(array).max() <= FLOAT_LIMITS.get(spec.served_dtype, -1.0):
+    if kind == "f" and LARGEST(np.abs(array), axis=None) <= FLOAT_LIMITS.get(spec.served_dtype, -1.0):
         return array.astype(target, copy=False)  # every value finite and within range: the cast cannot overflow
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target, copy=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from binascii import b2a_base64  # base64.b64encode without its Python wrapper
 import math
 import sys
 from time import perf_counter
@@ -139,7 +140,7 @@ class TensorTask(Task):
             dtypes[spec.name] = spec.served_dtype  # the array's dtype name: numpy's .name property costs 1.5 us
         count = len(next(iter(outputs.values())))
         return [ComputedResult({name: {"dtype": dtypes[name], "shape": list(array.shape[1:]),
-                                       "data": base64.b64encode(array[row].tobytes()).decode("ascii")}
+                                       "data": b2a_base64(array[row].tobytes(), newline=False).decode("ascii")}
                                 for name, array in arrays.items()}, arrays, row) for row in range(count)]
 
     def is_valid_result(self, result: object, options: dict) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from binascii import b2a_base64  # base64.b64encode without its Python wrapper
 
 import numpy as np
 
@@ -67,7 +68,8 @@ class TextEmbedding(TextTask):
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         vectors = np.ascontiguousarray(outputs["embedding"], dtype=VECTOR_DTYPE)
-        return [ComputedEmbedding({"embedding": base64.b64encode(vector.tobytes()).decode("ascii"), **note}, vector)
+        return [ComputedEmbedding({"embedding": b2a_base64(vector.tobytes(), newline=False).decode("ascii"), **note},
+                                  vector)
                 for vector, note in zip(vectors, batch.notes)]
 
     def is_valid_result(self, result: object, options: dict) -> bool:
