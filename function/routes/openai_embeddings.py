@@ -14,6 +14,7 @@ from function.tasks.text_embedding import output_vector
 
 TASK = "text_embedding"
 ENCODINGS = ("float", "base64")
+STR_ONLY = frozenset({str})  # the types of a list of texts as JSON gives it
 
 
 def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
@@ -24,16 +25,17 @@ def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
     if not isinstance(texts, list) or not texts:
         raise refuse("invalid_field", "'input' must be a non-empty string or a non-empty list of strings.",
                      param="input")
-    if any(isinstance(item, (int, list)) and not isinstance(item, bool) for item in texts):
-        raise refuse("unsupported_input", "'input' holds token ids; this server takes text only (its "
-                     "tokenizer must match the model): send strings.", param="input")
-    if not all(isinstance(item, str) for item in texts):
-        raise refuse("invalid_field", "'input' must be a string or a list of strings.", param="input")
+    if not STR_ONLY.issuperset(map(type, texts)):  # anything but strings: which error it is, in that order
+        if any(isinstance(item, (int, list)) and not isinstance(item, bool) for item in texts):
+            raise refuse("unsupported_input", "'input' holds token ids; this server takes text only (its "
+                         "tokenizer must match the model): send strings.", param="input")
+        if not all(isinstance(item, str) for item in texts):
+            raise refuse("invalid_field", "'input' must be a string or a list of strings.", param="input")
     if len(texts) > ctx.settings.max_text_batch:
         raise refuse("batch_too_large", f"'input' has {len(texts)} items; the limit is "
                      f"{ctx.settings.max_text_batch}.", param="input")
-    names = ["'input'"] if isinstance(value, str) else [f"'input[{i}]'" for i in range(len(texts))]
-    return checked_texts(ctx, texts, names, param="input")
+    return checked_texts(ctx, texts, lambda: ["'input'"] if isinstance(value, str) else
+                         [f"'input[{i}]'" for i in range(len(texts))], param="input")
 
 
 def embeddings(ctx: RouteContext) -> Response:

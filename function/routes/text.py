@@ -1,6 +1,8 @@
 """POST /sentiment (text classification) and POST /tokenize: a text model and its tokenizer."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from function.errors import refuse
 from function.inference import Prediction
 from function.responses import Response, json_response
@@ -23,14 +25,17 @@ def is_unicode(text: str) -> bool:
 def texts_of(ctx: RouteContext, body: dict) -> list[str]:
     """{"text": ...} or {"texts": [...]}: non-empty, valid Unicode, within the limits."""
     texts = inputs.one_or_many(body, "text", "texts", str, "string", ctx.settings.max_text_batch)
-    return checked_texts(ctx, texts, inputs.field_names(body, "text", "texts"))
+    return checked_texts(ctx, texts, lambda: inputs.field_names(body, "text", "texts"))
 
 
-def checked_texts(ctx: RouteContext, texts: list[str], names: list[str], param: str | None = None) -> list[str]:
-    """Every text non-empty, valid Unicode and within the length limit; `names` say where each came from and
-    `param` is the request field that holds them (OpenAI's error shape reports it)."""
-    for text, name in zip(texts, names):
-        check_text(text, name, ctx.settings.max_text_chars, param)
+def checked_texts(ctx: RouteContext, texts: list[str], names: Callable[[], list[str]],
+                  param: str | None = None) -> list[str]:
+    """Every text non-empty, valid Unicode and within the length limit; `names()` says where each came from (made
+    only for an error) and `param` is the request field that holds them (OpenAI's error shape reports it)."""
+    max_chars = ctx.settings.max_text_chars
+    for index, text in enumerate(texts):
+        if not text or text.isspace() or len(text) > max_chars or not (text.isascii() or is_unicode(text)):
+            check_text(text, names()[index], max_chars, param)  # it raises, for the first rule the text breaks
     return texts
 
 
