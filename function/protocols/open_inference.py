@@ -126,10 +126,11 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
     dims = tuple(shape)
     check_shape(dims, spec, where, batched=True)
     check_bounds(dims, spec, where)  # before math.prod sizes anything
-    datatype, wanted = item.get("datatype"), DTYPE_NAMES[spec.served_dtype].v2
-    sent = _sent_dtype(datatype, spec)
+    datatype, served = item.get("datatype"), spec.served_dtype  # a property: read once
+    sent = _sent_dtype(datatype, served)
     if sent is None:
-        also = " (or another of FP16, FP32, FP64)" if np.dtype(spec.served_dtype).kind == "f" else ""
+        wanted = DTYPE_NAMES[served].v2
+        also = " (or another of FP16, FP32, FP64)" if np.dtype(served).kind == "f" else ""
         raise refuse("invalid_dtype", f"Input {name!r} takes datatype {wanted}{also} with shape "
                      f"{expected_shape(spec)}; {where} says {quoted(datatype)}.")
     parameters = _parameters(item, where)
@@ -144,7 +145,7 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
         raise refuse("missing_field", f"{where} has no 'data' (nor binary_data_size).")
     if not isinstance(item["data"], list):  # the protocol's tensor data is a list, even of one value
         raise refuse("invalid_field", f"{where}.data must be a list of values, flat or nested as the shape.")
-    if sent == spec.served_dtype:
+    if sent == served:
         array = to_array(item["data"], spec, where)
     else:  # the values as the tensor says they are (FP16 rounds to float16), then as the input takes them
         array = narrow_floats(to_array(item["data"], spec._replace(dtype=sent, scale=None), where), spec, where)
@@ -155,11 +156,11 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
     return array.reshape(shape)
 
 
-def _sent_dtype(datatype: object, spec: TensorSpec) -> str | None:
-    """The dtype a v2 tensor's datatype names, when the input takes it: its own, or for a float input any float
-    width (converted by the precision rule, tensor_values.narrow_floats)."""
+def _sent_dtype(datatype: object, served: str) -> str | None:
+    """The dtype a v2 tensor's datatype names, when the input (served as `served`) takes it: its own, or for a
+    float input any float width (converted by the precision rule, tensor_values.narrow_floats)."""
     sent = V2_DTYPES.get(datatype) if isinstance(datatype, str) else None
-    if sent == spec.served_dtype or sent is not None and np.dtype(sent).kind == np.dtype(spec.served_dtype).kind == "f":
+    if sent == served or sent is not None and np.dtype(sent).kind == np.dtype(served).kind == "f":
         return sent
     return None
 

@@ -116,7 +116,8 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
     except ValueError as exc:  # numpy's "inhomogeneous shape": ragged lists, or lists beside plain values
         raise refuse("invalid_tensor", f"{where} is not a tensor: its nested lists differ in length or mix "
                      f"lists with values (input {spec.name!r} takes {expected_shape(spec)}).") from exc
-    target = DTYPES.get(spec.served_dtype) or np.dtype(spec.served_dtype)
+    served = spec.served_dtype  # a property: read once
+    target = DTYPES.get(served) or np.dtype(served)
     if not array.size:  # [] is float64 to numpy; an empty tensor has no element of a wrong kind
         return np.empty(array.shape, target)
     kind = array.dtype.kind
@@ -139,7 +140,7 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
             raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name} ({info.min} to "
                          f"{info.max}); {where} holds {_first(outside)}.") from None
     # Keyed by the spec's dtype name, which names `target` when it is a float: numpy's .name costs ~1.5 us a call.
-    if kind == "f" and LARGEST(np.abs(array), axis=None) <= FLOAT_LIMITS.get(spec.served_dtype, -1.0):
+    if kind == "f" and LARGEST(np.abs(array), axis=None) <= FLOAT_LIMITS.get(served, -1.0):
         return array.astype(target, copy=False)  # every value finite and within range: the cast cannot overflow
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target, copy=False)
