@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from time import perf_counter
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from time import perf_counter
 from typing import Any, ClassVar
 
 import numpy as np

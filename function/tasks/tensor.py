@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from binascii import b2a_base64  # base64.b64encode without its Python wrapper
 import math
 import sys
-from time import perf_counter
+from binascii import b2a_base64  # base64.b64encode without its Python wrapper
 from collections.abc import Iterator, Sequence
+from time import perf_counter
 
 import numpy as np
 
