@@ -58,6 +58,11 @@ class Route:
         return self.model == inputs.EMBEDDING_MODEL
 
 
+# Every stack starts with the BLAS setting the function gives itself (function/app.py: no idle OpenBLAS worker
+# spinning beside the import), so that a ratio to the floor or a peer is the function's own work, not that setting.
+EVERY_STACK = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def routes() -> list[Route]:
     short = inputs.EMBED_SHORT_SENTENCE
     event = inputs.http_api_event
@@ -109,7 +114,7 @@ def stacks_of(route: Route, not_measured: dict[str, str]) -> dict[str, lambda_ru
 def cold_round(route: Route, stacks: dict, samples: Samples, order: list[str], record: bool) -> None:
     for label in order:
         rss: list[float] = []
-        runtime = stacks[label].runtime()
+        runtime = stacks[label].runtime(EVERY_STACK)
         try:
             elapsed_ms, invocation = first_answer(runtime, route.event, rss)
         except OSError as error:  # the emulator's 502 when the handler's init failed: say whose, and why
@@ -154,7 +159,8 @@ def warm_function_round(plan: dict, samples: Samples, record: bool, tmp: Path) -
 def warm_peer_round(label: str, configuration, peer_routes: list[Route], plan: dict, samples: Samples,
                     record: bool) -> None:
     """One peer's routes on one model, in one fresh process of its own venv."""
-    stack = embeddings.Stack(label, configuration, environment={"RESULTS_CACHE": "off"} if label == ALONE else {})
+    stack = embeddings.Stack(label, configuration, environment={
+        **EVERY_STACK, **({"RESULTS_CACHE": "off"} if label == ALONE else {})})
     embeddings.measure_warm(stack, {r.name: r.event for r in peer_routes},
                             {r.name: plan[r.name]["requests"] for r in peer_routes},
                             warmup={r.name: plan[r.name].get("warmup", 5) for r in peer_routes})

@@ -133,8 +133,8 @@ def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
         "LiteRT -> answer JSON with the libraries alone, in the function's own Lambda venv. *ONNX Runtime*: the "
         "same model converted to ONNX (tf2onnx of its SavedModel; bench/minilm_onnx.py for all-MiniLM-L6-v2 from "
         "the same weights), the floor's preprocessing and answers, one intra-op thread. *sentence-transformers*: "
-        "PyTorch CPU on the same weights, Python 3.11 (its CPU wheel's), one thread. Cells: median (min-max) over "
-        "the rounds.",
+        "PyTorch CPU on the same weights, Python 3.11 (its CPU wheel's), one thread. Every stack runs with "
+        "OPENBLAS_NUM_THREADS=1, the setting the function gives itself. Cells: median (min-max) over the rounds.",
         "",
         "**Cold start** to the first answer: a fresh emulated Lambda environment per sample, client clock from "
         "starting the emulator (the function as the image runs it with no table: SQLite in the fresh /tmp):",
