@@ -17,6 +17,13 @@ from __future__ import annotations
 import gc
 import os
 
+# numpy's OpenBLAS starts a pool of worker threads when it is imported, one per core beyond the first, and each one
+# spins for a while waiting for work that never comes: nothing the function computes calls a multi-threaded BLAS
+# routine, and a Lambda at up to 1,769 MB has one vCPU anyway. Where cores are shared, the spinning thread took CPU
+# from the import itself: `import numpy` 55 ms with one thread against 96-110 ms with two, here at load average 2.
+# Before the first import of numpy; a value the environment sets wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # The init allocates some 20,000 objects (numpy's, LiteRT's, the function's modules, the manifests) that live as long
 # as the container, and Python's collector walked them 30-40 times while they were made, finding next to nothing:
 # 3-6 ms of every cold start. So it is off until the init is done, and what the init made is then frozen out of

@@ -8,7 +8,8 @@ exec'd one by one), and the init defined twenty, 11 ms of the 50 ms `import func
 LiteRT. Records on the init path and on a first request's are NamedTuples made by function/records.py's
 @named_tuple (typing.NamedTuple's check of each annotation took half of another 3 ms), or classes with __slots__
 when they change; the AWS clients, the bulk and S3 event adapters and the OpenAPI document keep theirs (they wait on the
-network anyway). And the garbage collector, which walked the init's objects 30-40 times while they were made.
+network anyway). And the garbage collector, which walked the init's objects 30-40 times while they were made. And
+numpy's OpenBLAS thread pool, whose spinning workers took CPU from the import itself on shared cores.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ FIRST_REQUESTS = ("POST /classify", "POST /sentiment", "POST /tokenize", "POST /
                   "POST /v1/models/tabular:predict", "POST /v2/models/tabular/infer")
 
 PROBE = r"""
-import gc, json, sys
+import gc, json, os, sys
 
 loaded_before = set(sys.modules)
 collections = []
@@ -46,6 +47,7 @@ gc.callbacks.append(count)
 import function.app
 
 collected_during_init = list(collections)
+threads_after_init = len(os.listdir("/proc/self/task"))
 loaded = sorted(set(sys.modules) - loaded_before)
 from tests.support.route_events import route_events
 
@@ -60,6 +62,7 @@ typing_named_tuples = sorted(name for name, cls in classes if "_fields" in vars(
 print("RESULT " + json.dumps({"loaded": loaded, "statuses": statuses, "dataclasses": defined,
                               "typing_named_tuples": typing_named_tuples,
                               "collected_during_init": collected_during_init, "gc_enabled": gc.isenabled(),
+                              "threads_after_init": threads_after_init,
                               "frozen": gc.get_freeze_count()}))
 """
 
@@ -68,7 +71,7 @@ print("RESULT " + json.dumps({"loaded": loaded, "statuses": statuses, "dataclass
 def init_facts(demo_models, tmp_path_factory) -> dict:  # noqa: F811
     tmp_path = tmp_path_factory.mktemp("init")
     env = {**os.environ, "MODEL_DIR": str(demo_models), "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
-    for name in ("RESULTS_TABLE", "RESULTS_CACHE", "MODEL_SOURCE", "RESULTS_BUCKET"):
+    for name in ("RESULTS_TABLE", "RESULTS_CACHE", "MODEL_SOURCE", "RESULTS_BUCKET", "OPENBLAS_NUM_THREADS"):
         env.pop(name, None)
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(FIRST_REQUESTS)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -99,3 +102,18 @@ def test_the_collector_stays_out_of_the_init_and_is_on_for_requests(init_facts):
     assert init_facts["collected_during_init"] == []
     assert init_facts["gc_enabled"] is True
     assert init_facts["frozen"] > 10_000  # numpy's, LiteRT's and the function's objects
+
+
+def test_the_init_starts_no_thread(init_facts):
+    # function/app.py: numpy's OpenBLAS would start a pool of spinning worker threads (one per core beyond the first)
+    # that nothing the function computes uses, and on shared cores they slowed the import itself.
+    assert init_facts["threads_after_init"] == 1
+
+
+def test_a_blas_thread_count_the_environment_sets_is_kept(tmp_path):
+    env = {**os.environ, "MODEL_DIR": str(tmp_path), "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO),
+           "RESULTS_CACHE": "off", "OPENBLAS_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", "import os, function.app; print(os.environ['OPENBLAS_NUM_THREADS'])"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "2"
