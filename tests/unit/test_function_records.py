@@ -5,6 +5,8 @@ from __future__ import annotations
 import pickle
 from typing import NamedTuple
 
+import pytest
+
 from function.records import named_tuple
 
 
@@ -55,3 +57,25 @@ def test_the_bodys_methods_class_methods_and_properties_come_along():
     assert made.rank == 1
     renamed = made.renamed("y")
     assert isinstance(renamed, Made) and renamed.name == "y" and renamed.shape == (1,)
+
+
+def test_the_same_errors_and_matching_as_typing_named_tuple():
+    # Built without collections.namedtuple (function/records.py): its refusals must stay the ones callers see there.
+    for cls in (Made, Typed):
+        with pytest.raises(TypeError, match=r"__new__\(\) missing 1 required positional argument: 'shape'"):
+            cls("x")
+        with pytest.raises(TypeError, match="Expected 4 arguments, got 2"):
+            cls._make(["x", (1,)])
+        with pytest.raises(ValueError, match=r"Got unexpected field names: \['size'\]"):
+            cls("x", (1,))._replace(size=2)
+        match cls("x", (2, 3)):
+            case cls(name, shape, scale):
+                assert (name, shape, scale) == ("x", (2, 3), None)
+    assert Made("x", (1,), role="r") == Typed("x", (1,), role="r")
+
+
+def test_a_field_name_with_a_leading_underscore_is_refused():
+    with pytest.raises(ValueError, match="underscore"):
+        @named_tuple
+        class Hidden:
+            _secret: str
