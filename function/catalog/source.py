@@ -93,10 +93,8 @@ class ModelDirectory(ModelSource):
     def models(self) -> list[ListedModel]:
         self._seen = self._fingerprint() if self.watch else None
         listing = []
-        for manifest_file in sorted(self.directory.glob(f"*/{MANIFEST_FILE}")):
-            directory = manifest_file.parent
-            if directory.name.startswith("."):
-                continue
+        for name in self._model_directories():
+            directory = self.directory / name
             try:
                 manifest = load_manifest(directory)
                 files = VerifiedFiles(manifest) if self.watch else PRESENT
@@ -104,6 +102,16 @@ class ModelDirectory(ModelSource):
             except ManifestError as exc:
                 listing.append(ListedModel(directory.name, directory, exc))
         return listing
+
+    def _model_directories(self) -> list[str]:
+        """The names of the sub-directories holding a manifest, sorted. A scan rather than Path.glob, which compiles
+        a pattern for each part of its argument: 0.3 ms of every cold start."""
+        try:
+            with os.scandir(self.directory) as entries:
+                names = sorted(entry.name for entry in entries if not entry.name.startswith(".") and entry.is_dir())
+        except OSError:  # no such directory (or not one): no models, as glob found none
+            return []
+        return [name for name in names if os.path.lexists(os.path.join(self.directory, name, MANIFEST_FILE))]
 
     def due(self) -> bool:
         return self.watch and self._fingerprint() != self._seen
