@@ -78,14 +78,15 @@ class Env:
 TEMP_DIR = Path(os.environ.get("TMPDIR") or "/tmp")
 
 # What the variables above resolve to when unset or empty.
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
+REPO_ROOT = Path(__file__).resolve().parent.parent  # once: resolving is a stat per part of the path
+DEFAULT_MODEL_DIR = REPO_ROOT / "models"
 DEFAULT_MODEL_DOWNLOAD_DIR = TEMP_DIR / "lambda-tflite-models"
 DEFAULT_RESULTS_PREFIX = "predictions/"
 DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 3600
 DEFAULT_CACHE_MEMORY_ITEMS = 1024
 # Outside Lambda, one file per checkout (ignored by git): two checkouts or servers never share cached answers.
 # In Lambda the code is read-only, so the SQLite backend writes under /tmp.
-PROJECT_SQLITE_PATH = Path(__file__).resolve().parent.parent / ".cache" / "results.sqlite3"
+PROJECT_SQLITE_PATH = REPO_ROOT / ".cache" / "results.sqlite3"
 LAMBDA_SQLITE_PATH = TEMP_DIR / "lambda-tflite-results.sqlite3"
 
 
