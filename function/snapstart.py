@@ -18,7 +18,7 @@ import time
 import numpy as np
 from snapshot_restore_py import register_after_restore, register_before_snapshot
 
-from function.model.resident import release_packed
+from function.model.runner import release_packed
 from function.service import Service
 
 log = logging.getLogger("function")

@@ -3,8 +3,9 @@
 LiteRT maps the .tflite file and XNNPACK packs the weights into memory of its own on the first invoke: from then on
 the mapped pages are a second, unread copy that still counts in the process's RSS. Dropping them is safe because the
 mappings are read-only: a page an undelegated op does read faults back in from the page cache. Handing them back
-takes about 1 ms (mostly the kernel unmapping them), so it waits for the next call of any model: a cold start's
-first answer does not pay it, and a model loaded later packs its weights with the earlier files already handed back."""
+takes about 1 ms (mostly the kernel unmapping them), so it waits for the next call of any model (function/model/runner.py): a
+cold start's first answer does not pay it, nor imports this module, and a model loaded later packs its weights with
+the earlier files already handed back."""
 from __future__ import annotations
 
 import os
@@ -39,15 +40,3 @@ def release_file_pages(path: str) -> int:
     madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     return sum(end - start for start, end in spans if madvise(start, end - start, MADV_DONTNEED) == 0)
 
-
-PACKED: list[str] = []  # model files whose weights are packed, their pages not yet handed back
-
-
-def release_packed() -> None:
-    """Hands back the pages of every file in PACKED (pop is atomic: two threads never release one file twice)."""
-    while PACKED:
-        try:
-            path = PACKED.pop()
-        except IndexError:
-            return
-        release_file_pages(path)

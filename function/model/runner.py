@@ -6,7 +6,6 @@ import threading
 import numpy as np
 
 from function.model.manifest import Manifest, TensorSpec
-from function.model.resident import PACKED, release_packed
 
 
 def quantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
@@ -29,6 +28,22 @@ def dequantize(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     if spec.scale is None:
         return values if values.dtype != FLOAT16 else values.astype(np.float32)
     return ((values.astype(np.float32) - spec.zero_point) * spec.scale).astype(np.float32)
+
+
+PACKED: list[str] = []  # model files whose weights XNNPACK has packed, their mapped pages not yet handed back
+
+
+def release_packed() -> None:
+    """Hands back the mapped pages of every file in PACKED (function/model/resident.py); pop is atomic, so two
+    threads never release one file twice."""
+    from function.model.resident import release_file_pages  # noqa: PLC0415 (not on a cold start's first answer)
+
+    while PACKED:
+        try:
+            path = PACKED.pop()
+        except IndexError:
+            return
+        release_file_pages(path)
 
 
 class ModelRunner:

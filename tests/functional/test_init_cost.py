@@ -88,6 +88,12 @@ def test_the_init_loads_no_package_a_request_on_local_models_does_not_need(init_
     assert [name for name in loaded if name.split(".")[0] in NOT_AT_INIT or name in NOT_AT_INIT] == []
 
 
+def test_the_init_leaves_handing_back_mapped_model_files_to_a_later_call(init_facts):
+    # function/model/resident.py works from a model's second call on (~1 ms): a cold start does not even import it.
+    assert "function.model.runner" in init_facts["loaded"]
+    assert "function.model.resident" not in init_facts["loaded"]
+
+
 def test_neither_the_init_nor_a_first_request_defines_a_dataclass(init_facts):
     assert init_facts["dataclasses"] == []
 
