@@ -3,9 +3,9 @@
 LiteRT maps the .tflite file and XNNPACK packs the weights into memory of its own on the first invoke: from then on
 the mapped pages are a second, unread copy that still counts in the process's RSS. Dropping them is safe because the
 mappings are read-only: a page an undelegated op does read faults back in from the page cache. Handing them back
-takes about 1 ms (mostly the kernel unmapping them), so it waits for the next call of any model (function/model/runner.py): a
-cold start's first answer does not pay it, nor imports this module, and a model loaded later packs its weights with
-the earlier files already handed back."""
+takes about 1 ms (mostly the kernel unmapping them), so it waits for the next call of any model
+(function/model/runner.py): a cold start's first answer does not pay it, nor imports this module, and a model
+loaded later packs its weights with the earlier files already handed back."""
 from __future__ import annotations
 
 import os

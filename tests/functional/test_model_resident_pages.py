@@ -23,7 +23,7 @@ def resident_bytes(path: Path) -> int:
     with open("/proc/self/smaps") as lines:
         for line in lines:
             fields = line.split(maxsplit=5)
-            if "-" in fields[0] and len(fields[0]) > 8 and not fields[0].endswith(":"):
+            if not fields[0].endswith(":"):  # a mapping's header line; its attributes ("Rss:", ...) follow it
                 inside = len(fields) == 6 and fields[5].rstrip("\n") == target
             elif inside and fields[0] == "Rss:":
                 total += int(fields[1]) * 1024
