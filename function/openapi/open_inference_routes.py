@@ -84,9 +84,8 @@ def describe_infer(deployment: Deployment) -> Operation:
         "name": {**spec.STRING, "description": "One of the model's inputs (its metadata names them), each once."},
         "shape": spec.array({"type": "integer", "minimum": 0}, minItems=1, prefixItems=[batch],
                             description="Batch first; the input's fixed dimensions as its metadata gives them."),
-        "datatype": {**_datatypes(), "description": "The input's own datatype (its metadata gives it); a float "
-                     "input also takes FP16, FP32 and FP64, rounded to it (a finite value beyond its range is a "
-                     "400)."},
+        "datatype": {**_datatypes(), "description": "The input's own datatype, as its metadata gives it; any "
+                     "other (FP64 for an FP32 input) is a 400, as Triton refuses it."},
         "parameters": {**parameters, "properties": {"binary_data_size": {
             "type": "integer", "minimum": 0, "description": "Binary tensor data extension: the input's bytes follow "
                                                             "the JSON part, in place of data."}}},

@@ -14,8 +14,8 @@ import numpy as np
 
 from function.errors import quoted, refuse
 from function.model.manifest import TensorSpec
-from function.protocols.tensor_values import (DTYPE_NAMES, V2_DTYPES, check_bounds, check_shape, check_values,
-                                              expected_shape, narrow_floats, to_array, to_json)
+from function.protocols.tensor_values import (DTYPE_NAMES, check_bounds, check_shape, check_values,
+                                              expected_shape, to_array, to_json)
 from function.records import named_tuple
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
@@ -110,7 +110,8 @@ class _BinaryReader:
                          f"the JSON header, but the inputs declare {self.offset}.")
 
 
-def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader: _BinaryReader) -> np.ndarray:
+def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader: _BinaryReader,
+                 model_name: str) -> np.ndarray:
     if not isinstance(item, dict):
         raise refuse("invalid_field", f"'inputs[{index}]' must be an object with name, shape, datatype and data.")
     name = item.get("name")
@@ -127,28 +128,23 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
     check_shape(dims, spec, where, batched=True)
     check_bounds(dims, spec, where)  # before math.prod sizes anything
     datatype, served = item.get("datatype"), spec.served_dtype  # a property: read once
-    sent = _sent_dtype(datatype, served)
-    if sent is None:
-        wanted = DTYPE_NAMES[served].v2
-        also = " (or another of FP16, FP32, FP64)" if np.dtype(served).kind == "f" else ""
-        raise refuse("invalid_dtype", f"Input {name!r} takes datatype {wanted}{also} with shape "
-                     f"{expected_shape(spec)}; {where} says {quoted(datatype)}.")
+    wanted = DTYPE_NAMES[served].v2
+    if datatype != wanted:  # Triton's rule: the model's own datatype, no other width (FP64 for FP32 is refused)
+        raise refuse("invalid_dtype", f"Inference input {name!r} data-type is {quoted(datatype)}, but model "
+                     f"{model_name!r} expects {wanted!r} (shape {expected_shape(spec)}); {where}.")
     parameters = _parameters(item, where)
     count = math.prod(shape)
     if "binary_data_size" in parameters:
         if "data" in item:
             raise refuse("invalid_field", f"{where} has both 'data' and binary_data_size; send one.")
-        array = _binary_array(parameters["binary_data_size"], shape, count, spec, sent, where, reader)
+        array = _binary_array(parameters["binary_data_size"], shape, count, spec, where, reader)
         check_values(array, spec, where)
         return array
     if "data" not in item:
         raise refuse("missing_field", f"{where} has no 'data' (nor binary_data_size).")
     if not isinstance(item["data"], list):  # the protocol's tensor data is a list, even of one value
         raise refuse("invalid_field", f"{where}.data must be a list of values, flat or nested as the shape.")
-    if sent == served:
-        array = to_array(item["data"], spec, where)
-    else:  # the values as the tensor says they are (FP16 rounds to float16), then as the input takes them
-        array = narrow_floats(to_array(item["data"], spec._replace(dtype=sent, scale=None), where), spec, where)
+    array = to_array(item["data"], spec, where)
     if array.size != count or (array.ndim > 1 and list(array.shape) != shape):
         raise refuse("invalid_shape", f"{where}.data holds {array.size} values nested as {list(array.shape)}; "
                      f"shape {shape} needs {count}, flat or nested as the shape.")
@@ -156,27 +152,16 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
     return array.reshape(shape)
 
 
-def _sent_dtype(datatype: object, served: str) -> str | None:
-    """The dtype a v2 tensor's datatype names, when the input (served as `served`) takes it: its own, or for a
-    float input any float width (converted by the precision rule, tensor_values.narrow_floats)."""
-    sent = V2_DTYPES.get(datatype) if isinstance(datatype, str) else None
-    if sent == served or sent is not None and np.dtype(sent).kind == np.dtype(served).kind == "f":
-        return sent
-    return None
-
-
-def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, sent: str, where: str,
+def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, where: str,
                   reader: _BinaryReader) -> np.ndarray:
-    dtype = np.dtype(sent).newbyteorder("<")
+    dtype = np.dtype(spec.served_dtype).newbyteorder("<")
     if not isinstance(size, int) or isinstance(size, bool) or size != count * dtype.itemsize:
         raise refuse("invalid_binary_data", f"{where}.parameters.binary_data_size is {quoted(size)}; shape {shape} "
-                     f"of {DTYPE_NAMES[sent].v2} takes {count * dtype.itemsize} bytes.")
+                     f"of {DTYPE_NAMES[spec.served_dtype].v2} takes {count * dtype.itemsize} bytes.")
     raw = reader.take(size, where)
     if dtype.kind == "b" and np.frombuffer(raw, np.uint8).max(initial=0) > 1:
         raise refuse("invalid_binary_data", f"{where}: BOOL binary data must be bytes 0 or 1.")
     array = np.frombuffer(raw, dtype).reshape(shape)
-    if sent != spec.served_dtype:
-        return narrow_floats(array, spec, where)
     # A copy in the native dtype: aligned, writable and independent of the request body.
     return array.astype(spec.served_dtype)
 
@@ -218,7 +203,7 @@ def parse_infer(body: dict, binary_data: bytes, task: TensorTask, max_batch: int
     reader = _BinaryReader(binary_data)
     arrays: dict[str, np.ndarray] = {}
     for index, item in enumerate(items):
-        array = _input_array(item, index, specs, reader)
+        array = _input_array(item, index, specs, reader, task.manifest.name)
         name = item["name"]
         if name in arrays:
             raise refuse("invalid_field", f"'inputs[{index}]' sends input {name!r} a second time.")

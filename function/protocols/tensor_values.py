@@ -43,7 +43,6 @@ DTYPE_NAMES: dict[str, DtypeNames] = {
     "uint64": DtypeNames("DT_UINT64", "UINT64"),
     "bool": DtypeNames("DT_BOOL", "BOOL"),
 }
-V2_DTYPES = {names.v2: dtype for dtype, names in DTYPE_NAMES.items()}  # "FP16" -> "float16"
 # Looked up once, not per input of every request (np.dtype costs ~0.3 us a call); a float dtype's largest value.
 DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES}
 FLOAT_LIMITS = {name: float(np.finfo(dtype).max) for name, dtype in DTYPES.items() if dtype.kind == "f"}
@@ -145,21 +144,6 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target, copy=False)
     if kind != "b" and not np.isfinite(cast).all():  # integers too: 70000 is beyond float16
-        overflow = np.isinf(cast) & np.isfinite(array)
-        if overflow.any():
-            raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
-                         f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
-    return cast
-
-
-def narrow_floats(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
-    """Floats of one width (an FP16 tensor for an FP32 input, or the reverse) as the input's: widening is exact,
-    narrowing rounds to the nearest value, and a finite value beyond the input's range is refused, the rule for
-    JSON numbers."""
-    target = np.dtype(spec.served_dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        cast = array.astype(target)
-    if target.itemsize < array.dtype.itemsize:
         overflow = np.isinf(cast) & np.isfinite(array)
         if overflow.any():
             raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
