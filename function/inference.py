@@ -9,11 +9,13 @@ input that names none, the one the model's rollout (function/catalog/rollout.py)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from function.cache.base import NullResultStore, ResultStore
 from function.cache.keys import result_key
 from function.cache.tiered import lookup_by_tier
+from function.catalog.statistics import stage_deltas
 from function.errors import ModelUnavailable, ServingError
 from function.log import Timings
 from function.records import named_tuple
@@ -68,6 +70,23 @@ def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options
 
 def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, items: Sequence[Any], options: dict,
                    timings: Timings, log_fields: dict, names_version: bool = False) -> Prediction:
+    """_routed_results, counted in the container's statistics (function/catalog/statistics.py) under the version
+    that answered: the request, its cache hits, the instances computed and the time of each stage."""
+    start, before = perf_counter(), dict(timings.stages)
+    try:
+        prediction = _routed_results(registry, task, store, items, options, timings, log_fields, names_version)
+    except Exception:
+        registry.statistics.failed(task.manifest.name, task.manifest.version, (perf_counter() - start) * 1000.0)
+        raise
+    manifest = prediction.task.manifest
+    registry.statistics.succeeded(manifest.name, manifest.version, (perf_counter() - start) * 1000.0,
+                                  log_fields.get("cache_hits", 0), log_fields.get("cache_misses", len(items)),
+                                  stage_deltas(before, timings.stages))
+    return prediction
+
+
+def _routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, items: Sequence[Any], options: dict,
+                    timings: Timings, log_fields: dict, names_version: bool = False) -> Prediction:
     """cached_results from `task`, or, when the request names no version and the model has a weighted label (a
     canary), from the version its rollout chooses for these inputs. A chosen canary that fails never fails the
     request: the stable version answers it, and a canary that could not load takes no weighted request again."""

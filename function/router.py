@@ -102,10 +102,16 @@ OPEN_INFERENCE = Group("open_inference", "/v2", message_error_body, greedy=True,
     "/v2": {"GET": "open_inference:server_metadata"},
     "/v2/health/live": {"GET": "open_inference:server_live"},
     "/v2/health/ready": {"GET": "open_inference:server_ready"},
+    # Triton's extensions: repository index, model configuration, statistics (a model named "stats" is shadowed by
+    # the all-models statistics path, as on Triton).
+    "/v2/repository/index": {"POST": "open_inference:repository_index"},
+    "/v2/models/stats": {"GET": "open_inference:model_statistics"},
     **_model_routes("/v2/models/{name}", ("/versions/{version}",), {
         "": {"GET": "open_inference:model_metadata"},
         "/ready": {"GET": "open_inference:model_ready"},
         "/infer": {"POST": "open_inference:infer"},
+        "/config": {"GET": "open_inference:model_config"},
+        "/stats": {"GET": "open_inference:model_statistics"},
     }),
 }))
 GROUPS = (API, OPENAI, TF_SERVING, OPEN_INFERENCE)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from function.catalog.rollout import STABLE, Rollout
 from function.catalog.source import ListedModel, ModelDirectory, ModelSource
+from function.catalog.statistics import InferenceStatistics
 from function.config import TaskLimits
 from function.errors import ModelUnavailable, quoted, refuse, wrong_task
 from function.model.files import ModelFilesError
@@ -64,6 +65,7 @@ class ModelRegistry:
         self._tensor_views: dict[tuple[str, str], TensorTask] = {}  # (name, version) -> the version's tensor view
         # Per model serving an older version than its source lists: {"version": listed, "problem": why not yet}.
         self.pending: dict[str, dict] = {}
+        self.statistics = InferenceStatistics()  # per model version, what this container answered (Triton's stats)
         self._unsettled: list[ListedModel] | None = None  # a listing not wholly taken in: tried again when due
         self._refresh_lock = threading.Lock()
         self._refresher: threading.Thread | None = None

@@ -98,7 +98,7 @@ def _operation(template: str, operation_id: str, operation: Operation, settings:
     if parameters:
         spec["parameters"] = parameters
     if operation.request:
-        spec["requestBody"] = {"required": True, "content": {media: {"schema": schema}
+        spec["requestBody"] = {"required": operation.request_required, "content": {media: {"schema": schema}
                                                              for media, schema in operation.request.items()}}
     answers = {operation.response_type: operation.response, **operation.other_responses}
     spec["responses"] = {"200": {"description": "OK", "content": {media: {"schema": schema}

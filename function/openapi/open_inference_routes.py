@@ -8,6 +8,7 @@ from function.protocols.tensor_values import DTYPE_NAMES
 from function.responses import BINARY_CONTENT_TYPE
 
 TAGS = ("open-inference",)
+COUNT_ITEM = {"type": "integer", "minimum": 0}
 
 
 def _path_parameters(deployment: Deployment) -> tuple:
@@ -25,7 +26,7 @@ def _datatypes() -> dict:
 def describe_server_metadata(deployment: Deployment) -> Operation:
     return spec.Operation(
         summary="Open Inference: server metadata",
-        description="The server's name, version and protocol extensions (binary_tensor_data).",
+        description="The server's name, version and protocol extensions (binary_tensor_data and Triton's model_repository, model_configuration and statistics).",
         response=spec.obj({"name": spec.STRING, "version": spec.STRING, "extensions": spec.array(spec.STRING)}),
         tags=TAGS,
     )
@@ -133,6 +134,75 @@ def describe_infer(deployment: Deployment) -> Operation:
     )
 
 
+def describe_repository_index(deployment: Deployment) -> Operation:
+    entry = spec.obj({"name": spec.STRING, "version": spec.MODEL_VERSION,
+                      "state": {"enum": ["READY", "UNAVAILABLE"]},
+                      "reason": {**spec.STRING, "description": "Why the model cannot be served; empty when READY."}},
+                     required=["name", "state", "reason"])
+    body = {"type": "object", "properties": {"ready": {**spec.BOOLEAN, "default": False,
+                                                       "description": "Only the models ready for inference."}}}
+    return spec.Operation(
+        summary="Triton: model repository index",
+        description="Triton's model repository extension, as tritonclient's get_model_repository_index() calls it "
+                    "(an empty body, or {\"ready\": true}): every version of every model served (READY) and every "
+                    "model directory that cannot be served (UNAVAILABLE, with the reason). Load and unload are not "
+                    "served: the models are the deployment's.",
+        request={"application/json": body},
+        request_required=False,
+        response=spec.array(entry),
+        errors=("body_too_large", "invalid_json", "invalid_field"),
+        tags=TAGS,
+    )
+
+
+def describe_model_config(deployment: Deployment) -> Operation:
+    tensor = spec.obj({"name": spec.STRING,
+                       "data_type": {"enum": [f"TYPE_{names.v2}" for names in DTYPE_NAMES.values()]},
+                       "dims": spec.array({"type": "integer", "minimum": -1}, minItems=1,
+                                          description="Without the batch dimension; -1 where dynamic."),
+                       "reshape": spec.obj({"shape": spec.array(COUNT_ITEM, maxItems=0)})},
+                      required=["name", "data_type", "dims"])
+    return spec.Operation(
+        summary="Triton: model configuration",
+        description="Triton's model configuration extension (tritonclient's get_model_config()): the model's "
+                    "ModelConfig, its inputs and outputs without the batch dimension (max_batch_size is "
+                    "MAX_TENSOR_BATCH); a tensor of one value per instance is dims [1] reshaped to [].",
+        parameters=_path_parameters(deployment),
+        response=spec.obj({"name": spec.STRING, "platform": {"const": open_inference.PLATFORM},
+                           "backend": spec.STRING, "max_batch_size": spec.COUNT,
+                           "input": spec.array(tensor, minItems=1), "output": spec.array(tensor, minItems=1),
+                           "parameters": spec.obj({"model_version": spec.obj({"string_value": spec.MODEL_VERSION})})}),
+        errors=spec.TENSOR_MODEL,
+        tags=TAGS,
+    )
+
+
+def describe_model_statistics(deployment: Deployment) -> Operation:
+    duration = spec.obj({"count": spec.COUNT, "ns": spec.COUNT})
+    stages = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
+    stat = spec.obj({"name": spec.STRING, "version": spec.MODEL_VERSION,
+                     "last_inference": {**spec.COUNT, "description": "Milliseconds since the epoch; 0: never."},
+                     "inference_count": {**spec.COUNT, "description": "Instances computed (not cache hits)."},
+                     "execution_count": {**spec.COUNT, "description": "Model runs."},
+                     "inference_stats": spec.obj({stage: duration for stage in stages}),
+                     "response_stats": {"type": "object", "maxProperties": 0},
+                     "batch_stats": spec.array(spec.STRING, maxItems=0),
+                     "memory_usage": spec.array(spec.STRING, maxItems=0)})
+    return spec.Operation(
+        summary="Triton: inference statistics",
+        description="Triton's statistics extension (tritonclient's get_inference_statistics()): per model version, "
+                    "what this container answered since it started, whatever the route (each Lambda container "
+                    "counts its own): requests (success, fail) with their whole time, instances computed, model "
+                    "runs and the time of their input, inference and output stages, cache hits and misses. No "
+                    "queue inside a container: queue counts requests with no time. Without a model in the path, "
+                    "every version of every model; without a version, every version of that model.",
+        parameters=_path_parameters(deployment),
+        response=spec.obj({"model_stats": spec.array(stat)}),
+        errors=spec.TENSOR_MODEL,
+        tags=TAGS,
+    )
+
+
 DESCRIPTIONS = {
     "open_inference:server_metadata": describe_server_metadata,
     "open_inference:server_live": describe_server_live,
@@ -140,4 +210,7 @@ DESCRIPTIONS = {
     "open_inference:model_metadata": describe_model_metadata,
     "open_inference:model_ready": describe_model_ready,
     "open_inference:infer": describe_infer,
+    "open_inference:repository_index": describe_repository_index,
+    "open_inference:model_config": describe_model_config,
+    "open_inference:model_statistics": describe_model_statistics,
 }

@@ -35,6 +35,7 @@ class Operation:
     response_type: str = "application/json"
     other_responses: dict[str, dict] = field(default_factory=dict)  # other media types the 200 answer may take
     request: dict[str, dict] = field(default_factory=dict)  # media type -> JSON Schema of the body
+    request_required: bool = True  # False: an empty body is a request too (Triton's repository index)
     parameters: tuple[Parameter, ...] = ()
     errors: tuple[str, ...] = ()  # error codes, as function/errors.py ERROR_CODES lists them
     limits: tuple[str, ...] = ()  # function/config.py LIMITS that bound this route

@@ -22,7 +22,8 @@ from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
 SERVER_NAME = "lambda-tflite-serving"
 SERVER_VERSION = "0.1.0"  # pyproject.toml's version (tests/unit/test_protocol_open_inference.py keeps them equal)
-EXTENSIONS = ["binary_tensor_data"]
+# Triton's extension names: binary tensor data here, the other three in triton_extensions.py
+EXTENSIONS = ["binary_tensor_data", "model_repository", "model_configuration", "statistics"]
 PLATFORM = "litert_tflite"  # "<project>_<format>", as the protocol names platforms
 HEADER_LENGTH = "inference-header-content-length"
 INT_ONLY = frozenset({int})  # the types a shape's dimensions may have (json gives bool its own type)

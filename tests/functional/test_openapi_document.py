@@ -202,9 +202,9 @@ def answer_schema(doc: dict, method: str, path: str, status: str, media: str = "
     return operation_of(doc, method, template)["responses"][status]["content"][media]["schema"]
 
 
-def test_the_18_tensor_routes_take_any_served_model_and_a_version_or_label_where_the_template_has_one(service):
+def test_the_24_tensor_routes_take_any_served_model_and_a_version_or_label_where_the_template_has_one(service):
     doc = document(service)
-    assert len(TENSOR_TEMPLATES) == 18
+    assert len(TENSOR_TEMPLATES) == 24
     for template in TENSOR_TEMPLATES:
         for method, op in doc["paths"][template].items():
             parameters = {p["name"]: p for p in op.get("parameters", [])}
@@ -216,6 +216,19 @@ def test_the_18_tensor_routes_take_any_served_model_and_a_version_or_label_where
                 assert pattern == ("^[0-9]+$" if template.startswith("/v1") else "^[0-9a-f]{64}$"), template
             if "label" in parameters:
                 assert parameters["label"]["schema"]["pattern"] == "^[a-z][a-z0-9_-]{0,63}$", template
+
+
+def test_tritons_extensions_are_listed_with_their_error_codes(service):
+    doc = document(service)
+    index = operation_of(doc, "POST", "/v2/repository/index")
+    assert index["requestBody"]["required"] is False  # tritonclient sends an empty body
+    assert set(index["responses"]) == {"200", "400", "413", "500"}
+    for method, template in (("GET", "/v2/models/{name}/config"), ("GET", "/v2/models/{name}/versions/{version}/stats"),
+                             ("GET", "/v2/models/{name}/stats")):
+        responses = operation_of(doc, method, template)["responses"]
+        assert set(responses) == {"200", "404", "500", "503"}, template
+        assert "`version_not_found`" in responses["404"]["description"]
+    assert set(operation_of(doc, "GET", "/v2/models/stats")["responses"]) == {"200", "404", "500", "503"}
 
 
 def test_the_tensor_batch_limit_comes_from_the_settings_in_force(registry):  # noqa: F811

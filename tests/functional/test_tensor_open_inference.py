@@ -39,7 +39,7 @@ def test_health_and_server_metadata(tensor_service):
     assert call(tensor_service, "GET", "/v2/health/live") == (200, {"live": True})
     assert call(tensor_service, "GET", "/v2/health/ready") == (200, {"ready": True})
     status, body = call(tensor_service, "GET", "/v2")
-    assert status == 200 and body["extensions"] == ["binary_tensor_data"] and body["name"] and body["version"]
+    assert status == 200 and body["extensions"] == ["binary_tensor_data", "model_repository", "model_configuration", "statistics"] and body["name"] and body["version"]
 
 
 def test_model_metadata_and_readiness(tensor_service, tensor_registry):
