@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from function.log import Timings
 from function.model.manifest import load_manifest
 from function.protocols import open_inference, tfserving
 from function.protocols.tensor_values import to_array
@@ -80,7 +81,7 @@ def cases(task: TensorTask) -> dict[str, tuple[str, object]]:
         return f"{len(body) / 1024:,.0f} KB"
 
     def tf_parse(body: bytes):
-        return lambda: tfserving.parse_predict(json.loads(body), task, 16)
+        return lambda: tfserving.parse_predict(json.loads(body), task, 16, tfserving.EncodedImages(16, Timings()))
 
     return {
         "json.loads, TF Serving row body, tolist() floats (17 digits)": (kb(long_body), lambda: json.loads(long_body)),

@@ -43,7 +43,7 @@ def describe_model_metadata(deployment: Deployment) -> Operation:
     dim = spec.obj({"size": {**spec.STRING, "pattern": "^-?[0-9]+$", "description": "An int64 as a string "
                                                                                     "(proto3 JSON); -1: any."},
                     "name": spec.STRING})
-    tensor = spec.obj({"dtype": {"enum": sorted(names.tf for names in DTYPE_NAMES.values())},
+    tensor = spec.obj({"dtype": {"enum": sorted([*(names.tf for names in DTYPE_NAMES.values()), "DT_STRING"])},
                        "tensor_shape": spec.obj({"dim": spec.array(dim, minItems=1), "unknown_rank": spec.BOOLEAN}),
                        "name": spec.STRING})
     tensors = {"type": "object", "additionalProperties": tensor, "minProperties": 1}
@@ -56,7 +56,9 @@ def describe_model_metadata(deployment: Deployment) -> Operation:
     return spec.Operation(
         summary="TF Serving: model metadata",
         description="TensorFlow Serving's GetModelMetadataResponse: the model's one signature (serving_default), "
-                    "each input and output with its dtype and shape, batch first (-1). Loads nothing.",
+                    "each input and output with its dtype and shape, batch first (-1). An image model's image input "
+                    "is DT_STRING of shape [-1], one encoded image per instance, as TF Serving shows an image-bytes "
+                    "input (it takes the decoded pixels as numbers too). Loads nothing.",
         parameters=_path_parameters(deployment),
         response=spec.obj({"model_spec": model_spec, "metadata": spec.obj({"signature_def": signatures})}),
         errors=(*TF_MODEL, "label_not_found"),
@@ -66,19 +68,22 @@ def describe_model_metadata(deployment: Deployment) -> Operation:
 
 def describe_predict(deployment: Deployment) -> Operation:
     # A value for a single-input model, or an object naming every input (values of any other type are refused).
+    encoded = {"type": "object", "required": ["b64"], "properties": {"b64": {
+        **spec.STRING, "description": "An image model's image input: one encoded image, in base64."}}}
+    images = spec.array(encoded, description="Encoded images, batch first (columnar format).")
     value_or_named = {"type": ["number", "boolean", "array", "object"], "items": spec.JSON_TENSOR["items"],
-                      "additionalProperties": spec.JSON_TENSOR}
+                      "additionalProperties": {"anyOf": [spec.JSON_TENSOR, encoded, images]}}
     body = {"type": "object", "oneOf": [{"required": [tfserving.ROW]}, {"required": [tfserving.COLUMNAR]}],
             "properties": {
                 "signature_name": {"type": ["string", "null"], "description": "The model's one signature, "
                                    "serving_default (or \"\"); null or left out, the same."},
-                tfserving.ROW: spec.array(value_or_named, minItems=1, maxItems=deployment.settings.max_tensor_batch,
-                                          description="Row format: one entry per instance, "
+                tfserving.ROW: spec.array({"anyOf": [encoded, value_or_named]}, minItems=1,
+                                          maxItems=deployment.settings.max_tensor_batch, description="Row format: one entry per instance, "
                                                       f"{spec.batch_limit(deployment)}; an object naming every input "
                                                       "per instance, or the bare value for a single-input model."),
-                tfserving.COLUMNAR: {**value_or_named, "description": "Columnar format: every input batched, batch "
-                                     "first; an object naming every input, or the bare value for a single-input "
-                                     f"model; {spec.batch_limit(deployment)}."},
+                tfserving.COLUMNAR: {"anyOf": [value_or_named, images], "description": "Columnar format: every "
+                                     "input batched, batch first; an object naming every input, or the bare value "
+                                     f"for a single-input model; {spec.batch_limit(deployment)}."},
             }}
     return spec.tensor_infer(
         body,
@@ -87,14 +92,17 @@ def describe_predict(deployment: Deployment) -> Operation:
                     "\"instances\" (row format) or \"inputs\" (columnar format); the answer mirrors it, "
                     "\"predictions\" (one entry per instance) or \"outputs\" (batched), an object of every output "
                     "when the model has several, the bare value when it has one. Values follow docs/api.md's tensor "
-                    "value rules: numbers and booleans only ({\"b64\": ...} string tensors are refused: no model here "
-                    "has a string input). Errors are TF Serving's {\"error\": \"<message>\"}.",
+                    "value rules: numbers and booleans, and for an image model's image input encoded images, "
+                    "{\"b64\": \"<base64 of a JPEG, PNG, WebP, GIF, BMP or TIFF>\"} per instance (Google's "
+                    "{\"image_bytes\": {\"b64\": ...}} too), decoded, resized and normalized as /classify does, at "
+                    "most MAX_BATCH per request. Errors are TF Serving's {\"error\": \"<message>\"}.",
         parameters=_path_parameters(deployment),
         response={"oneOf": [spec.obj({"predictions": spec.array(value_or_named, minItems=1)}),
                             spec.obj({"outputs": value_or_named})]},
         errors=(*spec.TENSOR_BODY, *TF_MODEL, "label_not_found", "unknown_signature", "missing_field",
                 "invalid_field",
-                "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch"),
+                "empty_batch", "batch_too_large", *spec.TENSOR_VALUES, "batch_mismatch", "invalid_base64",
+                "unsupported_image", "image_too_large"),
         tags=TAGS,
     )
 

@@ -9,7 +9,8 @@ bench/tensor_json.py measured the alternatives; parsing the JSON text itself cos
 - integer inputs take JSON integers within the dtype's range; 1.0 is refused (as TensorFlow Serving does);
 - number inputs read true / false as 1 / 0 (numpy's reading, whether or not they are mixed with numbers);
 - bool inputs take true / false only;
-- strings, null and objects, {"b64": ...} included, are refused: no model served here has a string input.
+- strings, null and objects are refused; {"b64": ...} too, but for an image model's image input, whose encoded
+  images the TF Serving codec decodes before any tensor is read (function/protocols/encoded_bytes.py).
 """
 from __future__ import annotations
 
@@ -170,8 +171,9 @@ def _not_numbers(value: object, spec: TensorSpec, where: str) -> InvalidInput:
     """Why a value is not numbers, naming the first element that is not (only on this error path)."""
     culprit = _first_non_number(value)
     if is_b64(culprit):
-        found = ('{"b64": ...}, which encodes a string tensor; no model served here has string inputs (a LiteRT '
-                 'model takes numbers: decode the bytes and send the numbers the model was trained on)')
+        found = ('{"b64": ...}, the encoded bytes of a string tensor, which only an image model\'s image input '
+                 'takes, one encoded image per instance (the model metadata shows it as DT_STRING); this input '
+                 'takes numbers')
     elif isinstance(culprit, str):
         found = f"a string ({culprit[:40]!r}); send JSON numbers, not quoted ones"
     elif culprit is None:

@@ -8,12 +8,12 @@ when the model has several outputs) or `"outputs"` (the batched value; an object
 """
 from __future__ import annotations
 
-
-
 from function.errors import InvalidInput, refuse
-from function.model.manifest import Manifest
+from function.model.manifest import Manifest, TensorSpec
 from function.protocols.tensor_values import (DTYPE_NAMES, check_bounds, check_shape, check_values, is_b64, to_array,
                                               to_json)
+from function.log import Timings
+from function.protocols.encoded_bytes import decoded_column, with_bytes_alias
 from function.records import named_tuple
 from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
@@ -58,12 +58,21 @@ def _tensor_info(name: str, shape: tuple[int, ...], dtype: str) -> dict:
     return {"dtype": DTYPE_NAMES[dtype].tf, "tensor_shape": {"dim": dims, "unknown_rank": False}, "name": name}
 
 
+def _input_info(spec: TensorSpec, task: TensorTask) -> dict:
+    """An input's TensorInfo: an image model's image is DT_STRING, one encoded image per instance, as TF Serving
+    shows an image-bytes input (it also takes the decoded pixels as numbers)."""
+    if spec.name == task.bytes_input():
+        return {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1", "name": ""}], "unknown_rank": False},
+                "name": spec.name}
+    return _tensor_info(spec.name, spec.shape, spec.served_dtype)
+
+
 def model_metadata(task: TensorTask) -> dict:
     """GetModelMetadataResponse with the one signature a converted model has. Dimensions are strings (int64 in
     proto3 JSON), the batch is -1: any number of instances up to the batch limit."""
     manifest = task.manifest
     signature = {
-        "inputs": {spec.name: _tensor_info(spec.name, spec.shape, spec.served_dtype) for spec in task.inputs},
+        "inputs": {spec.name: _input_info(spec, task) for spec in task.inputs},
         "outputs": {spec.name: _tensor_info(spec.name, spec.shape, spec.served_dtype) for spec in task.outputs},
         "method_name": PREDICT_METHOD,
         "defaults": {},
@@ -72,7 +81,15 @@ def model_metadata(task: TensorTask) -> dict:
             "metadata": {"signature_def": {"signature_def": {manifest.signature: signature}}}}
 
 
-def parse_predict(body: dict, task: TensorTask, max_batch: int) -> PredictRequest:
+@named_tuple
+class EncodedImages:
+    """What encoded images ({"b64": ...}) take: at most `limit` per request, decoding timed in `timings`."""
+
+    limit: int
+    timings: Timings
+
+
+def parse_predict(body: dict, task: TensorTask, max_batch: int, images: EncodedImages) -> PredictRequest:
     signature = body.get("signature_name")
     if signature is not None:
         if not isinstance(signature, str):
@@ -84,8 +101,8 @@ def parse_predict(body: dict, task: TensorTask, max_batch: int) -> PredictReques
         raise refuse("missing_field", "Send exactly one of 'instances' (row format) or 'inputs' (columnar "
                      "format).")
     if ROW in body:
-        return PredictRequest(ROW, _row_instances(body[ROW], task, max_batch))
-    return PredictRequest(COLUMNAR, _columnar_instances(body[COLUMNAR], task, max_batch))
+        return PredictRequest(ROW, _row_instances(body[ROW], task, max_batch, images))
+    return PredictRequest(COLUMNAR, _columnar_instances(body[COLUMNAR], task, max_batch, images))
 
 
 def _is_named(value: object) -> bool:
@@ -100,11 +117,12 @@ def _check_batch(count: int, where: str, max_batch: int) -> None:
                      "(MAX_TENSOR_BATCH).")
 
 
-def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatch:
+def _row_instances(rows: object, task: TensorTask, max_batch: int, images: EncodedImages) -> TensorBatch:
     if not isinstance(rows, list):
         raise refuse("invalid_field", "'instances' must be a list: one value (or one object of named inputs) "
                      "per instance.")
     _check_batch(len(rows), "'instances'", max_batch)
+    rows = [with_bytes_alias(row, task) if _is_named(row) else row for row in rows]
     specs = task.inputs
     names = [spec.name for spec in specs]
     named = _is_named(rows[0])
@@ -129,6 +147,10 @@ def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatc
     for spec in specs:
         column = columns[spec.name]
         where = f"'instances[*].{spec.name}'" if named else "'instances'"
+        decoded = decoded_column(column, spec, task, where, _row_where(spec, named), images.limit, images.timings)
+        if decoded is not None:
+            arrays[spec.name] = decoded
+            continue
         try:
             array = to_array(column, spec, where)
             check_shape(array.shape, spec, where, batched=True)
@@ -141,6 +163,10 @@ def _row_instances(rows: object, task: TensorTask, max_batch: int) -> TensorBatc
     return TensorBatch(arrays)
 
 
+def _row_where(spec: TensorSpec, named: bool):
+    return (lambda index: f"'instances[{index}].{spec.name}'") if named else (lambda index: f"'instances[{index}]'")
+
+
 def _raise_for_first_bad_row(column: list, spec, names: list[str], rows: list) -> None:
     """A batch that failed as a whole: the error names the first instance that fails on its own, if one does."""
     for index, value in enumerate(column):
@@ -148,9 +174,10 @@ def _raise_for_first_bad_row(column: list, spec, names: list[str], rows: list) -
         check_shape(to_array(value, spec, where).shape, spec, where, batched=False)
 
 
-def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> TensorBatch:
+def _columnar_instances(value: object, task: TensorTask, max_batch: int, images: EncodedImages) -> TensorBatch:
     names = [spec.name for spec in task.inputs]
     if _is_named(value):
+        value = with_bytes_alias(value, task)
         missing = [name for name in names if name not in value]
         unknown = sorted(set(value) - set(names))
         if missing or unknown:
@@ -165,6 +192,11 @@ def _columnar_instances(value: object, task: TensorTask, max_batch: int) -> Tens
     arrays = {}
     for spec in task.inputs:
         column, where = columns[spec.name]
+        array = decoded_column(column, spec, task, where, lambda index, where=where: f"{where[:-1]}[{index}]'",
+                               images.limit, images.timings)
+        if array is not None:
+            arrays[spec.name] = array
+            continue
         array = to_array(column, spec, where)
         check_shape(array.shape, spec, where, batched=True)
         check_bounds(array.shape, spec, where)

@@ -44,6 +44,7 @@ def predict_route(ctx: RouteContext) -> Response:
     task = _task(ctx)
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
-        request = tfserving.parse_predict(body, task, ctx.settings.max_tensor_batch)
+        images = tfserving.EncodedImages(ctx.settings.max_batch, ctx.timings)  # decode: timed within parse
+        request = tfserving.parse_predict(body, task, ctx.settings.max_tensor_batch, images)
     prediction = ctx.predict(task, request.instances, {})
     return json_response(200, tfserving.predict_response(prediction.task, request, prediction.results))

@@ -138,6 +138,15 @@ class Task(ABC):
         """What preprocessing would have noted per input, for inputs given as tensors."""
         return [{} for _ in range(len(next(iter(tensors.values()))))]
 
+    def bytes_input(self) -> str | None:
+        """The input (by name) this task fills from encoded bytes, such as an image file: the one the tensor
+        protocols take as {"b64": ...}, TF Serving's string tensor. None: the model takes numbers only."""
+        return None
+
+    def tensor_from_bytes(self, data: bytes, where: str, timings: Timings) -> np.ndarray:
+        """One instance of bytes_input() from its encoded bytes, as this task's own preprocessing makes it."""
+        raise refuse("invalid_dtype", f"Model {self.manifest.name!r} takes numbers, not encoded bytes ({where}).")
+
     @abstractmethod
     def preprocess(self, items: Sequence[Any], timings: Timings) -> Batch:
         """Client inputs -> the model's input tensors by role, batch first."""

@@ -89,7 +89,18 @@ class TensorTask(Task):
         view = cls(task.manifest, task.limits, task.files)
         view._components = task._components  # noqa: SLF001  (one interpreter per model, whichever task asks)
         view._lock = task._lock  # noqa: SLF001
+        view.origin = task
         return view
+
+    origin: Task | None = None  # the task this is a view of: its bytes input is decoded by its own preprocessing
+
+    def bytes_input(self) -> str | None:
+        return None if self.origin is None else self.origin.bytes_input()
+
+    def tensor_from_bytes(self, data: bytes, where: str, timings: Timings) -> np.ndarray:
+        if self.origin is None:
+            return super().tensor_from_bytes(data, where, timings)
+        return self.origin.tensor_from_bytes(data, where, timings)
 
     def check_manifest(self) -> None:
         self.require(bool(self.manifest.inputs), "a model needs at least one input")

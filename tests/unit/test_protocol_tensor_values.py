@@ -52,7 +52,7 @@ def test_nan_and_infinities_pass_through_float_inputs():
     ([1.0, "2", 3], "float32", "a string ('2')"),
     ([1.0, None, 3], "float32", "null"),
     ([1.0, {"a": 1}, 3], "float32", "an object"),
-    ({"b64": "AAAA"}, "float32", "no model served here has string inputs"),
+    ({"b64": "AAAA"}, "float32", "only an image model's image input takes"),
     ([[1, 2], [3]], "float32", "differ in length"),
     ([[1, 2], 3], "float32", "mix lists with values"),
 ])
