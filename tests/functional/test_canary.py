@@ -137,6 +137,24 @@ def test_a_path_naming_a_label_or_a_version_gets_that_version(deployment):
     assert status == 404 and deployment.canary in body["error"]
 
 
+def test_triton_statistics_and_index_list_each_version_and_count_only_the_one_that_ran(deployment):
+    """Triton's server_status_test (test_model_specific_infer, test_model_latest_infer) on two versions: every
+    version has its entry, and only the version inferred counts its requests."""
+    for seed in range(3):
+        pixels = np.random.default_rng(seed).random((1, 8, 8, 1)).round(3).tolist()
+        status, _ = call(deployment.service, "POST", f"/v2/models/digits/versions/{deployment.canary}/infer",
+                         {"inputs": [{"name": "image", "shape": [1, 8, 8, 1], "datatype": "FP32", "data": pixels}]})
+        assert status == 200
+    status, body = call(deployment.service, "GET", "/v2/models/digits/stats")
+    counts = {stat["version"]: stat["inference_stats"]["success"]["count"] for stat in body["model_stats"]}
+    assert status == 200 and counts == {deployment.stable: 0, deployment.canary: 3}
+    status, body = call(deployment.service, "GET", f"/v2/models/digits/versions/{deployment.stable}/stats")
+    assert [(stat["version"], stat["execution_count"]) for stat in body["model_stats"]] == [(deployment.stable, 0)]
+    status, index = call(deployment.service, "POST", "/v2/repository/index", {})
+    assert [(entry["version"], entry["state"]) for entry in index if entry["name"] == "digits"] == [
+        (deployment.stable, "READY"), (deployment.canary, "READY")]
+
+
 def test_promote_and_rollback_change_the_index_in_one_write_and_take_effect_at_the_next_refresh(deployment, aws):  # noqa: F811
     image = digit_images(1, seed=11)[0]
     assert publish_main([deployment.url, "--model", "digits", "--promote", "canary"]) == 0
