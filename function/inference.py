@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from function.cache.base import NullResultStore, ResultStore
 from function.cache.keys import result_key
 from function.cache.tiered import lookup_by_tier
-from function.catalog.statistics import stage_deltas
 from function.errors import ModelUnavailable, ServingError
 from function.log import Timings
 from function.records import named_tuple
@@ -81,7 +80,7 @@ def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, it
     manifest = prediction.task.manifest
     registry.statistics.succeeded(manifest.name, manifest.version, (perf_counter() - start) * 1000.0,
                                   log_fields.get("cache_hits", 0), log_fields.get("cache_misses", len(items)),
-                                  stage_deltas(before, timings.stages))
+                                  before, timings.stages)
     return prediction
 
 

@@ -10,7 +10,7 @@ Load and unload are not served: the models are the deployment's (the image's or 
 """
 from __future__ import annotations
 
-from function.catalog.statistics import Duration, VersionStatistics
+from function.catalog.statistics import DURATIONS, VersionStatistics
 from function.errors import quoted, refuse
 from function.model.manifest import TensorSpec
 from function.protocols.open_inference import PLATFORM
@@ -62,22 +62,15 @@ def model_config(task: TensorTask, max_batch_size: int) -> dict:
             "parameters": {"model_version": {"string_value": manifest.version}}}
 
 
-def _duration(duration: Duration) -> dict:
-    return {"count": duration.count, "ns": duration.ns}
-
-
 def model_stat(name: str, version: str, stats: VersionStatistics) -> dict:
     """Triton's $model_stat. There is no queue inside a Lambda container (one request at a time): queue counts the
     requests, with no time."""
+    durations = {duration: stats.duration(duration) for duration in DURATIONS}
     return {
         "name": name, "version": version, "last_inference": stats.last_inference_ms,
         "inference_count": stats.inference_count, "execution_count": stats.execution_count,
-        "inference_stats": {
-            "success": _duration(stats.success), "fail": _duration(stats.fail),
-            "queue": {"count": stats.success.count, "ns": 0},
-            "compute_input": _duration(stats.compute_input), "compute_infer": _duration(stats.compute_infer),
-            "compute_output": _duration(stats.compute_output),
-            "cache_hit": _duration(stats.cache_hit), "cache_miss": _duration(stats.cache_miss),
-        },
+        "inference_stats": {"success": durations["success"], "fail": durations["fail"],
+                            "queue": {"count": stats.success_count, "ns": 0},
+                            **{duration: durations[duration] for duration in DURATIONS[2:]}},
         "response_stats": {}, "batch_stats": [], "memory_usage": [],
     }
