@@ -115,6 +115,14 @@ def test_the_config_names_the_model_and_gives_its_tensors_without_the_batch(clie
     assert client.get_model_config("digits", model_version=version) == config
 
 
+def test_every_demo_models_config_agrees_with_its_metadata(client, registry):
+    for name in registry.tasks:
+        config, metadata = client.get_model_config(name), client.get_model_metadata(name)
+        for side, tensors in (("input", metadata["inputs"]), ("output", metadata["outputs"])):
+            assert [(t["name"], t["data_type"], t["dims"]) for t in config[side]] == [
+                (t["name"], f"TYPE_{t['datatype']}", t["shape"][1:] or [1]) for t in tensors], (name, side)
+
+
 def test_a_value_per_instance_is_dims_one_reshaped_to_a_scalar_as_triton_writes_it(client):
     sex = next(tensor for tensor in client.get_model_config("tabular")["input"] if tensor["name"] == "sex")
     assert sex == {"name": "sex", "data_type": "TYPE_INT32", "dims": [1], "reshape": {"shape": []}}
