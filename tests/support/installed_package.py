@@ -31,12 +31,17 @@ def checkout_files() -> list[str]:
     return [name for name in listed.decode().split("\0") if name and (REPO / name).is_file()]
 
 
+def copy_checkout(destination: Path) -> Path:
+    """A copy of the checkout's files, as a fresh clone has them: what a user runs `pip install .` in."""
+    for name in checkout_files():
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, destination / name)
+    return destination
+
+
 def build_wheel(work: Path) -> Path:
     """The wheel, built from a copy of the checkout's files (the build writes build/ and *.egg-info beside them)."""
-    source = work / "clone"
-    for name in checkout_files():
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, source / name)
+    source = copy_checkout(work / "clone")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
                     "--no-build-isolation", "--wheel-dir", str(work / "dist"), str(source)],
                    check=True, capture_output=True, text=True, timeout=300)
@@ -49,19 +54,28 @@ def wheel_names(wheel: Path) -> list[str]:
         return archive.namelist()
 
 
-def install_into_fresh_venv(wheel: Path, venv: Path) -> Path:
-    """The fresh venv's bin/ (with the command in it), after installing the wheel alone into it."""
+def fresh_venv(venv: Path) -> Path:
+    """A new venv's bin/: nothing of the project in it; the dev venv's packages (pip among them) reachable, and a
+    `pip` command for the venv, as `python -m venv` gives one."""
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     subprocess.run([str(base_python), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site_packages = Path(subprocess.run([str(venv / "bin" / "python"), "-c",
-                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    python = venv / "bin" / "python"
+    site_packages = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                         capture_output=True, text=True, check=True).stdout.strip())
     dev_site_packages = Path(sysconfig.get_paths()["purelib"]).resolve()
     (site_packages / "dev-venv-dependencies.pth").write_text(f"import site; site.addsitedir({str(dev_site_packages)!r})\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-                    "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, text=True, timeout=300)
+    pip = venv / "bin" / "pip"
+    pip.write_text(f"#!{python}\nimport sys\n\nfrom pip._internal.cli.main import main\n\nsys.exit(main())\n")
+    pip.chmod(0o755)
     return venv / "bin"
+
+
+def install_into_fresh_venv(wheel: Path, venv: Path) -> Path:
+    """The fresh venv's bin/ (with the command in it), after installing the wheel alone into it."""
+    bin_dir = fresh_venv(venv)
+    subprocess.run([str(bin_dir / "pip"), "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+                    "--no-index", str(wheel)], check=True, capture_output=True, text=True, timeout=300)
+    return bin_dir
 
 
 def user_environment(bin_dir: Path, home: Path) -> dict[str, str]:
