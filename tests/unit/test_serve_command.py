@@ -2,9 +2,13 @@
 any folder. Serving itself: tests/e2e/test_package_install.py runs the installed command."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from function.devserver import command
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_without_models_here_it_names_the_folder_it_looked_for(tmp_path, monkeypatch, capsys):
@@ -32,3 +36,10 @@ def test_results_go_to_the_users_cache_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert command.user_cache_file() == tmp_path / "home" / ".cache" / "lambda-tflite-serving" / "results.sqlite3"
 
+
+
+def test_inside_the_checkout_the_default_is_its_models_folder_from_any_sub_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO / "docs")
+    assert command.default_model_dir() == REPO / "models"
+    monkeypatch.chdir(tmp_path)
+    assert command.default_model_dir() == Path("models")
