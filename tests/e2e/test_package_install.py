@@ -160,6 +160,8 @@ def test_a_keras_image_classifier_converts_and_serves_as_keras_answers(user):
         # Outside a checkout the results are cached in the user's cache folder, not beside the installed code.
         assert str(Path(env["XDG_CACHE_HOME"]) / "lambda-tflite-serving") in first_line, first_line
         answers = [classify(url, image) for image in images[held_out]]
+        with urllib.request.urlopen(f"{url}/", timeout=60) as page:  # the page, package data of the wheel
+            assert page.headers["Content-Type"].startswith("text/html") and b"<title>Try the models" in page.read()
     for answer, keras_scores in zip(answers, expected, strict=True):
         assert answer["label"] == LABELS[int(np.argmax(keras_scores))], (answer, keras_scores)
         served = {entry["label"]: entry["score"] for entry in answer["top_k"]}
