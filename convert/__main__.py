@@ -50,8 +50,8 @@ details: docs/conversion.md
 publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m convert", description=__doc__, epilog=MODES_HELP,
+def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=MODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
@@ -104,13 +104,14 @@ def convert(args: argparse.Namespace) -> None:
         run(saved_model, args.out_dir, source=source, **options)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m convert") -> int:
+    """`prog` is the command as typed: `python -m convert`, or `lambda-tflite convert` (convert/cli.py)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["publish"]:
         from convert.publish import main as publish  # noqa: PLC0415  (its own arguments, no TensorFlow)
 
-        return publish(argv[1:])
-    args = build_parser().parse_args(argv)
+        return publish(argv[1:], prog=f"{prog} publish")
+    args = build_parser(prog).parse_args(argv)
     try:
         convert(args)
     except ConversionError as error:

@@ -143,8 +143,8 @@ def update_index(client: S3Client, bucket: str, prefix: str,
     raise PublishError(f"s3://{bucket}/{key} kept changing under {INDEX_ATTEMPTS} attempts: publish again")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m convert publish", description=__doc__,
+def main(argv: list[str] | None = None, prog: str = "python -m convert publish") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model_dir", metavar="MODEL_DIR", type=Path, nargs="?",
                         help="a converted model directory (not with --promote or --rollback)")

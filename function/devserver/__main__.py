@@ -23,23 +23,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
     args = parser.parse_args(argv)
 
+    if args.model_dir and not os.path.isdir(args.model_dir):
+        parser.error(f"--model-dir {args.model_dir}: no such directory")
+    return serve(args.host, args.port, args.model_dir)
+
+
+def serve(host: str, port: int, model_dir: str | None) -> int:
+    """Serve until Ctrl-C: the models in model_dir (default: MODEL_DIR, or its default); 2 when it cannot start.
+    Also what `lambda-tflite serve` runs (function/devserver/command.py)."""
     # The page to try the models is for people at this server: on unless SERVE_PAGE says otherwise.
     os.environ.setdefault("SERVE_PAGE", "true")
     # Models converted, replaced or removed while it runs are picked up at the next request.
     os.environ.setdefault("MODEL_DIR_WATCH", "true")
-    if args.model_dir:
-        if not os.path.isdir(args.model_dir):
-            parser.error(f"--model-dir {args.model_dir}: no such directory")
-        os.environ["MODEL_DIR"] = args.model_dir
+    if model_dir:
+        os.environ["MODEL_DIR"] = model_dir
     try:
         from function.app import CACHE_SETTINGS, SERVICE, SETTINGS, handler  # noqa: PLC0415  (reads MODEL_DIR: after --model-dir)
     except ValueError as exc:  # a bad environment variable
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        server = make_server(handler, args.host, args.port, SETTINGS.max_body_bytes)
+        server = make_server(handler, host, port, SETTINGS.max_body_bytes)
     except OSError as exc:
-        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
     models = ", ".join(SERVICE.registry.names) or "none"

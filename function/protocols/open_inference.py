@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from function import __version__
 from function.errors import quoted, refuse
 from function.model.manifest import TensorSpec
 from function.protocols.tensor_values import (DTYPE_NAMES, check_bounds, check_shape, check_values,
@@ -21,7 +22,7 @@ from function.tasks.base import Result
 from function.tasks.tensor import TensorBatch, TensorTask, output_arrays
 
 SERVER_NAME = "lambda-tflite-serving"
-SERVER_VERSION = "0.1.0"  # pyproject.toml's version (tests/unit/test_protocol_open_inference.py keeps them equal)
+SERVER_VERSION = __version__  # the project's one version (function/__init__.py)
 # Triton's extension names: binary tensor data here, the other three in triton_extensions.py
 EXTENSIONS = ["binary_tensor_data", "model_repository", "model_configuration", "statistics"]
 PLATFORM = "litert_tflite"  # "<project>_<format>", as the protocol names platforms

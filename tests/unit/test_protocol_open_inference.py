@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import function
 from function.errors import InvalidInput, PayloadTooLarge
 from function.model.manifest import Manifest, ManifestError, TensorSpec
 from function.protocols import open_inference
@@ -29,8 +30,10 @@ TOKENS = TensorSpec("tokens", (1, -1), "int64", None, None, "tokens")
 
 
 def test_server_version_is_the_project_version():
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    assert open_inference.server_metadata()["version"] == project["version"]
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert pyproject["project"]["dynamic"] == ["version"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "function.__version__"}
+    assert open_inference.server_metadata()["version"] == function.__version__ == "0.2.0"
 
 
 def test_bool_input_from_json_and_from_binary_bytes():
