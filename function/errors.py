@@ -150,7 +150,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "unsupported_content_encoding": ErrorCode(UnsupportedMedia, "a compressed body (Content-Encoding other than "
                                               "identity) on a tensor route: send it uncompressed"),
     "malformed_request": ErrorCode(InvalidInput, "a /v1/ path or method TensorFlow Serving's REST API does not "
-                                   "have (GET /v1/models, POST /v1/models, /v1/foo, GET on :predict, a version that "
+                                   "have (POST /v1/models, /v1/foo, GET on :predict, a version that "
                                    "is not decimal digits or overflows int64, :classify, :regress): 400, as TF "
                                    "Serving answers"),
     "unknown_signature": ErrorCode(InvalidInput, "TF Serving's signature_name is not the model's one signature"),

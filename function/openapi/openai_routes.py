@@ -1,4 +1,5 @@
-"""The description of POST /v1/embeddings, OpenAI's embeddings API (function/router.py OPENAI)."""
+"""The descriptions of OpenAI's routes: POST /v1/embeddings (function/router.py OPENAI) and GET /v1/models (under
+TF Serving's /v1, function/router.py TF_SERVING)."""
 from __future__ import annotations
 
 from function.config import Env
@@ -37,4 +38,20 @@ def describe_embeddings(deployment: Deployment) -> Operation:
     )
 
 
-DESCRIPTIONS = {"openai_embeddings:embeddings": describe_embeddings}
+# OpenAI's Model object, as GET /v1/models lists it and GET /v1/models/{name} carries it.
+MODEL = {"id": spec.STRING, "object": {"const": "model"},
+         "created": {**spec.COUNT, "description": "When the model was converted, in Unix seconds (0: unknown)."},
+         "owned_by": spec.STRING}
+
+
+def describe_list_models(deployment: Deployment) -> Operation:
+    return spec.Operation(
+        summary="OpenAI: list models",
+        description="OpenAI's model list: every model served here, by name (GET /v1/models/{name} retrieves one, "
+                    "in the same answer as TF Serving's model status). Loads nothing.",
+        response=spec.obj({"object": {"const": "list"}, "data": spec.array(spec.obj(MODEL))}),
+        tags=("embeddings",),
+    )
+
+
+DESCRIPTIONS = {"openai_embeddings:embeddings": describe_embeddings, "openai_models:list_models": describe_list_models}

@@ -177,7 +177,8 @@ def test_the_routes_import_no_description_code_at_init():
 
 # ---- the tensor routes: TensorFlow Serving's REST API and the Open Inference Protocol v2 ----------------------------
 
-TENSOR_TEMPLATES = [path for path in ROUTES if path.startswith(("/v1/models", "/v2"))]
+# /v1/models itself is OpenAI's model list (tests/functional/test_openai_models.py).
+TENSOR_TEMPLATES = [path for path in ROUTES if path.startswith(("/v1/models/", "/v2"))]
 
 
 class ErrorCodes(logging.Handler):
