@@ -69,8 +69,11 @@ def _routes(table: dict[str, dict[str, str]]) -> dict[str, dict[str, LazyRoute]]
 API = Group("api", None, api_error_body, _routes({
     "/classify": {"POST": "classify:classify"},
     "/sentiment": {"POST": "text:sentiment"},
-    "/tokenize": {"POST": "text:tokenize"},
+    # /embed and /tokenize also take Hugging Face TEI's bodies ({"inputs": ...}), and /info is TEI's
+    # (function/routes/tei.py): its clients use the same paths.
+    "/tokenize": {"POST": "tei:tokenize"},
     "/embed": {"POST": "embed:embed"},
+    "/info": {"GET": "tei:info"},
     "/models": {"GET": "catalog:list_models"},
     "/health": {"GET": "catalog:health"},
     "/openapi.json": {"GET": "openapi_document:openapi_document"},

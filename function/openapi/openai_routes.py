@@ -12,7 +12,7 @@ def describe_embeddings(deployment: Deployment) -> Operation:
     settings = deployment.settings
     text = {"type": "string", "minLength": 1, "maxLength": settings.max_text_chars}
     body = {"type": "object", "required": ["input"], "properties": {
-        "input": {"oneOf": [text, spec.array(text, minItems=1, maxItems=settings.max_text_batch)],
+        "input": {"oneOf": [text, spec.array(text, minItems=1, maxItems=settings.max_embedding_batch)],
                   "description": "A text or a list of texts (token ids are refused: the tokenizer must match)."},
         "model": spec.model_field(deployment, TASK),
         "encoding_format": {"enum": [*ENCODINGS, None], "default": "float"},
@@ -32,8 +32,9 @@ def describe_embeddings(deployment: Deployment) -> Operation:
         response=spec.obj({"object": {"const": "list"}, "data": spec.array(item, minItems=1), "model": spec.STRING,
                            "usage": usage}),
         errors=(*spec.JSON_BODY, "missing_field", "invalid_field", "unsupported_input", "batch_too_large",
-                "empty_text", "text_too_large", "unsupported_dimensions", "too_many_tokens", *spec.MODEL_CHOICE),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
+                "empty_text", "text_too_large", "unsupported_dimensions", "too_many_tokens", "answer_too_large",
+                *spec.MODEL_CHOICE),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_EMBEDDING_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
         tags=("embeddings",),
     )
 
