@@ -2,11 +2,11 @@
 "inputs" is Hugging Face Text Embeddings Inference's request on the same path (function/routes/tei.py)."""
 from __future__ import annotations
 
-from function.config import LAMBDA_ANSWER_BYTES
 from function.errors import refuse
 from function.inference import Prediction
-from function.responses import Response, json_response
+from function.responses import Response
 from function.routes import inputs
+from function.routes.answer_limit import sized_answer
 from function.routes.context import RouteContext
 from function.routes.text import texts_of
 from function.tasks.text_embedding import output_vector
@@ -43,13 +43,3 @@ def answer(prediction: Prediction, normalize: bool) -> dict:
     return {"model": task.manifest.name, "model_version": task.manifest.version,
             "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings}
 
-
-def sized_answer(payload: object, remedy: str) -> Response:
-    """The 200 answer of an embedding route, unless it is over what Lambda can return (6 MB): vectors as JSON numbers
-    take ~20 bytes a value, so ~800 vectors of 384 dimensions fill it. Refused with a 413 saying `remedy` rather
-    than sent to become API Gateway's bare 502."""
-    response = json_response(200, payload)
-    if len(response.body) > LAMBDA_ANSWER_BYTES:
-        raise refuse("answer_too_large", f"The answer would be {len(response.body):,} bytes, over the "
-                     f"{LAMBDA_ANSWER_BYTES:,} an AWS Lambda function can return: {remedy}.", param="input")
-    return response

@@ -9,7 +9,7 @@ from function.errors import refuse
 from function.responses import Response
 from function.routes import inputs
 from function.routes.context import RouteContext
-from function.routes.embed import sized_answer
+from function.routes.answer_limit import sized_answer
 from function.routes.text import checked_texts
 from function.tasks.text_embedding import output_vector
 

@@ -18,6 +18,7 @@ from function.errors import ServingError, refuse
 from function.http_errors import status_of
 from function.responses import Response, json_response
 from function.routes import inputs
+from function.routes.answer_limit import sized_answer
 from function.routes.context import RouteContext
 from function.routes.text import checked_texts
 from function.tasks.text import TextTask
@@ -105,8 +106,6 @@ def _dimensions(body: dict, task: TextEmbedding) -> int:
 def embed(ctx: RouteContext, body: dict) -> Response:
     """TEI's POST /embed: one vector per input, its first `dimensions` values, L2-normalised after the cut unless
     "normalize": false (TEI's order)."""
-    from function.routes.embed import sized_answer  # noqa: PLC0415  (embed.py imports this module lazily)
-
     with ctx.timings.stage("parse"):
         texts = _texts(ctx, body)
         normalize = _flag(body, "normalize", True)
