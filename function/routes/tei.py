@@ -46,11 +46,13 @@ def tei_error(error: ServingError) -> Response:
 
 
 def answering_errors(route: Callable[..., Response]) -> Callable[..., Response]:
+    """`route(ctx, ...)` answering its refusals in TEI's shape; the request's log line still names the code."""
     @functools.wraps(route)  # the route keeps its name: the OpenAPI document finds its description by it
-    def route_in_tei_shape(*args) -> Response:
+    def route_in_tei_shape(ctx: RouteContext, *args) -> Response:
         try:
-            return route(*args)
+            return route(ctx, *args)
         except ServingError as error:
+            ctx.log_fields["error_code"] = error.code
             return tei_error(error)
     return route_in_tei_shape
 

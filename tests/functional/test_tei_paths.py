@@ -6,11 +6,14 @@ statuses and error_type are those of TEI's docs/openapi.json and router/src/http
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
 import pytest
 
+from function.errors import ERROR_CODES
 from tests.support.function_fixtures import REPO, call, demo_models, registry, service  # noqa: F401
+from tests.support.log_capture import attached
 
 SNAPSHOT = json.loads((REPO / "tests" / "support" / "tei_mrl_embeddings_single.json").read_text(encoding="utf-8"))
 
@@ -62,8 +65,19 @@ def test_a_text_over_max_length_needs_truncate_as_in_tei(service):  # noqa: F811
     ({"inputs": "test", "model": "nope"}, 404, "Validation"),
 ])
 def test_errors_take_teis_shape_and_status(service, body, status, error_type):  # noqa: F811
-    got_status, got = call(service, "POST", "/embed", body)
+    with attached(LogLines()) as lines:
+        got_status, got = call(service, "POST", "/embed", body)
     assert (got_status, set(got), got["error_type"]) == (status, {"error", "error_type"}, error_type), got
+    assert lines.fields[-1]["error_code"] in ERROR_CODES  # the log line and the metrics still name the case
+
+
+class LogLines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.fields.append(getattr(record, "fields", {}))
 
 
 def test_fields_tei_does_not_know_are_ignored_as_tei_ignores_them(service):  # noqa: F811
