@@ -10,6 +10,7 @@ import openai
 import pytest
 
 from function.protocols.tfserving import version_number
+from function.routes.openai_models import created
 from tests.support.function_fixtures import call, demo_models, registry, make_service  # noqa: F401
 from tests.support.serve_process import serving
 
@@ -60,3 +61,9 @@ def test_tf_serving_reads_its_own_status_in_the_same_answer(registry):  # noqa: 
 def test_the_list_is_get_only_as_tf_serving_has_it(registry):  # noqa: F811
     status, body = call(make_service(registry), "POST", "/v1/models", {"model": "minilm"})
     assert status == 400 and "Malformed request" in body["error"]
+
+
+def test_created_is_the_manifests_created_at_in_unix_seconds_or_0(registry):  # noqa: F811
+    manifest = registry.task("minilm").manifest
+    assert created(manifest._replace(created_at="2026-01-02T03:04:05Z")) == 1767323045
+    assert created(manifest._replace(created_at="")) == created(manifest._replace(created_at="yesterday")) == 0
