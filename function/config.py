@@ -45,7 +45,8 @@ class Env:
     MAX_BODY_BYTES = "MAX_BODY_BYTES"
     MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"
     MAX_BATCH = "MAX_BATCH"  # images per request
-    MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request (embedding clients send batches)
+    MAX_TEXT_BATCH = "MAX_TEXT_BATCH"  # texts per request on /sentiment and /tokenize
+    MAX_EMBEDDING_BATCH = "MAX_EMBEDDING_BATCH"  # texts per embedding request (OpenAI's clients send up to 2,048)
     MAX_TENSOR_BATCH = "MAX_TENSOR_BATCH"  # instances per TF Serving / Open Inference request
     MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
     MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
@@ -176,16 +177,24 @@ DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024
 DEFAULT_MAX_IMAGE_PIXELS = 40_000_000
 DEFAULT_MAX_BATCH = 16
 DEFAULT_MAX_TEXT_BATCH = 128
+# OpenAI's own limit per embeddings request: LangChain's OpenAIEmbeddings sends 1,000 at a time. MAX_BATCH_TOKENS and
+# Lambda's 6 MB answer bound such a batch in practice (docs/api.md, "Limits").
+DEFAULT_MAX_EMBEDDING_BATCH = 2048
 # Feature rows are tiny: a client scores a page of them at once. The body limit bounds big tensors long before this
 # (one 224x224x3 float image in JSON is ~2-3 MB).
 DEFAULT_MAX_TENSOR_BATCH = 256
-# 128 texts of 128 tokens: bounds the work one request can ask of MiniLM well inside API Gateway's 29 s.
-DEFAULT_MAX_BATCH_TOKENS = 16_384
+# 2,048 texts of 16 tokens (or 128 of 256): MiniLM computes 6,000-9,000 tokens a second on one core, so a request
+# asks for 4-6 s at most, inside the function's 15 s timeout with room for a cold start.
+DEFAULT_MAX_BATCH_TOKENS = 32_768
 DEFAULT_MAX_TEXT_CHARS = 10_000
 # The limits a request is held to, by environment variable; each is the ServiceSettings field of the same name in
 # lower case. GET /openapi.json publishes them with their values in force.
-LIMIT_VARIABLES = (Env.MAX_BODY_BYTES, Env.MAX_IMAGE_PIXELS, Env.MAX_BATCH, Env.MAX_TEXT_BATCH, Env.MAX_TENSOR_BATCH,
-                   Env.MAX_BATCH_TOKENS, Env.MAX_TEXT_CHARS)
+LIMIT_VARIABLES = (Env.MAX_BODY_BYTES, Env.MAX_IMAGE_PIXELS, Env.MAX_BATCH, Env.MAX_TEXT_BATCH, Env.MAX_EMBEDDING_BATCH,
+                   Env.MAX_TENSOR_BATCH, Env.MAX_BATCH_TOKENS, Env.MAX_TEXT_CHARS)
+# Lambda's synchronous answer limit (6 MB, the proxy result's JSON included): an answer over it never reaches the
+# client (API Gateway reports a 502), so an embedding route refuses it with a 413 that says how to stay under it.
+# The room left is for the result's headers and the quotes that JSON escapes in the body.
+LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024 - 16 * 1024
 
 
 @named_tuple
@@ -213,6 +222,7 @@ class ServiceSettings:
     max_image_pixels: int
     max_batch: int
     max_text_batch: int
+    max_embedding_batch: int
     max_tensor_batch: int
     max_batch_tokens: int
     max_text_chars: int
@@ -284,6 +294,7 @@ class ServiceSettings:
             max_image_pixels=number(Env.MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_PIXELS),
             max_batch=number(Env.MAX_BATCH, DEFAULT_MAX_BATCH),
             max_text_batch=number(Env.MAX_TEXT_BATCH, DEFAULT_MAX_TEXT_BATCH),
+            max_embedding_batch=number(Env.MAX_EMBEDDING_BATCH, DEFAULT_MAX_EMBEDDING_BATCH),
             max_tensor_batch=number(Env.MAX_TENSOR_BATCH, DEFAULT_MAX_TENSOR_BATCH),
             max_batch_tokens=number(Env.MAX_BATCH_TOKENS, DEFAULT_MAX_BATCH_TOKENS),
             max_text_chars=number(Env.MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS),

@@ -103,6 +103,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                "a request field of the wrong type or an input named twice or not as the model "
                                "names them"),
     "invalid_base64": ErrorCode(InvalidInput, "an image string that is not base64 or decodes to nothing"),
+    "unknown_field": ErrorCode(InvalidInput, "a request field the route does not read (a misspelt option)"),
     "empty_batch": ErrorCode(InvalidInput, "images or texts is an empty list; a tensor request of no instances"),
     "empty_text": ErrorCode(InvalidInput, "a text that is empty or only whitespace"),
     "unsupported_input": ErrorCode(InvalidInput, "token ids instead of text in /v1/embeddings' input"),
@@ -118,8 +119,12 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "body_too_large": ErrorCode(PayloadTooLarge, "the (decoded) body is over MAX_BODY_BYTES"),
     "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels "
                                  "(refused before decoding)"),
-    "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images, MAX_TEXT_BATCH texts or "
+    "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images, MAX_TEXT_BATCH texts, "
+                                 "MAX_EMBEDDING_BATCH texts to embed or "
                                  "MAX_TENSOR_BATCH tensor instances"),
+    "answer_too_large": ErrorCode(PayloadTooLarge, "an embedding answer over the 6 MB an AWS Lambda function can "
+                                  "return (~800 vectors of 384 dimensions as JSON numbers): ask for base64 or send "
+                                  "fewer texts"),
     "text_too_large": ErrorCode(PayloadTooLarge, "a text over MAX_TEXT_CHARS characters"),
     "too_many_tokens": ErrorCode(PayloadTooLarge, "the texts of one embedding request hold more than "
                                  "MAX_BATCH_TOKENS tokens in all"),
@@ -150,7 +155,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "unsupported_content_encoding": ErrorCode(UnsupportedMedia, "a compressed body (Content-Encoding other than "
                                               "identity) on a tensor route: send it uncompressed"),
     "malformed_request": ErrorCode(InvalidInput, "a /v1/ path or method TensorFlow Serving's REST API does not "
-                                   "have (GET /v1/models, POST /v1/models, /v1/foo, GET on :predict, a version that "
+                                   "have (POST /v1/models, /v1/foo, GET on :predict, a version that "
                                    "is not decimal digits or overflows int64, :classify, :regress): 400, as TF "
                                    "Serving answers"),
     "unknown_signature": ErrorCode(InvalidInput, "TF Serving's signature_name is not the model's one signature"),

@@ -69,8 +69,11 @@ def _routes(table: dict[str, dict[str, str]]) -> dict[str, dict[str, LazyRoute]]
 API = Group("api", None, api_error_body, _routes({
     "/classify": {"POST": "classify:classify"},
     "/sentiment": {"POST": "text:sentiment"},
-    "/tokenize": {"POST": "text:tokenize"},
+    # /embed and /tokenize also take Hugging Face TEI's bodies ({"inputs": ...}), and /info is TEI's
+    # (function/routes/tei.py): its clients use the same paths.
+    "/tokenize": {"POST": "tei:tokenize"},
     "/embed": {"POST": "embed:embed"},
+    "/info": {"GET": "tei:info"},
     "/models": {"GET": "catalog:list_models"},
     "/health": {"GET": "catalog:health"},
     "/openapi.json": {"GET": "openapi_document:openapi_document"},
@@ -89,14 +92,16 @@ def _model_routes(model_path: str, selectors: tuple[str, ...], table: dict[str, 
 
 # TensorFlow Serving's REST API (docs/api.md): every path under /v1 but OpenAI's /v1/embeddings, as TF Serving's
 # handler owns "/v1/.*"; a version or a label, when given, names the version that answers, and a version is decimal
-# digits, as TF Serving's path pattern has it.
+# digits, as TF Serving's path pattern has it. GET /v1/models, which TF Serving refuses ("Missing model name"), is
+# OpenAI's model list, and GET /v1/models/{name} answers both protocols (function/routes/openai_models.py).
 TF_SERVING = Group("tfserving", "/v1", message_error_body, greedy=True, part_patterns=(("version", "[0-9]+"),),
-                   malformed=tf_serving_malformed, routes=_routes(_model_routes(
-                       "/v1/models/{name}", ("/versions/{version}", "/labels/{label}"), {
+                   malformed=tf_serving_malformed, routes=_routes({
+                       "/v1/models": {"GET": "openai_models:list_models"},
+                       **_model_routes("/v1/models/{name}", ("/versions/{version}", "/labels/{label}"), {
                            "": {"GET": "tfserving:model_status"},
                            "/metadata": {"GET": "tfserving:model_metadata"},
                            ":predict": {"POST": "tfserving:predict_route"},
-                       })))
+                       })}))
 # The Open Inference Protocol v2 (docs/api.md).
 OPEN_INFERENCE = Group("open_inference", "/v2", message_error_body, greedy=True, routes=_routes({
     "/v2": {"GET": "open_inference:server_metadata"},

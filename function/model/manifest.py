@@ -85,6 +85,7 @@ class Manifest:
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
     multi_label: bool = False  # classifiers: each label scored on its own (sigmoid units), not one of them
+    created_at: str = ""  # when `convert` wrote it (ISO 8601, UTC), as the manifest says; "" when it says nothing
 
     def input(self, role: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.role == role), None)
@@ -154,6 +155,7 @@ def parse_manifest(data: object, directory: Path, where: object) -> Manifest:
             inputs=tuple(TensorSpec.from_json(spec) for spec in data["inputs"]),
             outputs=tuple(TensorSpec.from_json(spec) for spec in data["outputs"]),
             multi_label=data.get("multi_label", False),
+            created_at=str(data.get("created_at") or ""),
         )
     except ManifestError:
         raise

@@ -1,5 +1,6 @@
 """The descriptions of this API's own routes (function/router.py API): /classify, /sentiment, /tokenize, /embed,
-/models, /health, /openapi.json and the page."""
+/models, /health, /openapi.json and the page. /tokenize's and /embed's take TEI's bodies too: their entries are in
+function/openapi/tei_routes.py, which builds on describe_tokenize and describe_embed here."""
 from __future__ import annotations
 
 from function.catalog.registry import DUPLICATE_NAME, UNSERVABLE
@@ -90,12 +91,15 @@ def describe_embed(deployment: Deployment) -> Operation:
     return spec.Operation(
         summary="Sentence embeddings of one text or a batch",
         description="One vector per text, in input order, from a text_embedding model.",
-        request={"application/json": spec.texts_body(deployment, spec.model_field(deployment, embed.TASK),
-                                                     {"normalize": normalize})},
+        request={"application/json": {**spec.texts_body(deployment, spec.model_field(deployment, embed.TASK),
+                                                        {"normalize": normalize},
+                                                        deployment.settings.max_embedding_batch),
+                                      "additionalProperties": False}},
         response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION, "dimensions": spec.COUNT,
                            "normalized": spec.BOOLEAN, "embeddings": spec.array(embedding, minItems=1)}),
-        errors=(*spec.JSON_BODY, *spec.TEXTS, "too_many_tokens", *spec.MODEL_CHOICE),
-        limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
+        errors=(*spec.JSON_BODY, "unknown_field", *spec.TEXTS, "too_many_tokens", "answer_too_large",
+                *spec.MODEL_CHOICE),
+        limits=(Env.MAX_BODY_BYTES, Env.MAX_EMBEDDING_BATCH, Env.MAX_TEXT_CHARS, Env.MAX_BATCH_TOKENS),
         tags=("embeddings",),
     )
 
@@ -162,8 +166,6 @@ def describe_page(deployment: Deployment) -> Operation | None:
 DESCRIPTIONS = {
     "classify:classify": describe_classify,
     "text:sentiment": describe_sentiment,
-    "text:tokenize": describe_tokenize,
-    "embed:embed": describe_embed,
     "catalog:list_models": describe_list_models,
     "catalog:health": describe_health,
     "openapi_document:openapi_document": describe_openapi_document,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from function.config import LIMIT_VARIABLES, ServiceSettings
 from function.errors import ERROR_CODES
 from function.http_errors import ErrorBody, api_error_body, message_error_body, openai_error_body, status_of_kind
-from function.openapi import api_routes, open_inference_routes, openai_routes, tfserving_routes
+from function.openapi import api_routes, open_inference_routes, openai_routes, tei_routes, tfserving_routes
 from function.openapi.operation import Deployment, Operation
 from function.openapi.spec import STRING, obj
 from function.router import Group, LazyRoute
@@ -24,7 +24,7 @@ PATH_PARAMETER = re.compile(r"\{(\w+)\}")
 # Route (as the router's tables name it, "module:function" of function/routes/) -> its description.
 DESCRIPTIONS: dict[str, Callable[[Deployment], Operation | None]] = {
     **api_routes.DESCRIPTIONS, **openai_routes.DESCRIPTIONS, **tfserving_routes.DESCRIPTIONS,
-    **open_inference_routes.DESCRIPTIONS}
+    **open_inference_routes.DESCRIPTIONS, **tei_routes.DESCRIPTIONS}
 
 
 def api_error_schema(codes: list[str]) -> dict:
@@ -104,6 +104,14 @@ def _operation(template: str, operation_id: str, operation: Operation, settings:
     spec["responses"] = {"200": {"description": "OK", "content": {media: {"schema": schema}
                                                                   for media, schema in answers.items()}},
                          **_error_responses(operation.errors, error_body)}
+    for status, (description, schema) in sorted(operation.dialect_errors.items()):
+        ours = spec["responses"].get(status)
+        if ours is None:
+            spec["responses"][status] = {"description": description, "content": {"application/json": {"schema": schema}}}
+        else:
+            content = ours["content"]["application/json"]
+            ours["description"] += f"; {description}"
+            content["schema"] = {"anyOf": [content["schema"], schema]}
     if operation.limits:
         spec["x-limits"] = {variable: settings.limit(variable) for variable in operation.limits}
     return spec

@@ -38,5 +38,8 @@ class Operation:
     request_required: bool = True  # False: an empty body is a request too (Triton's repository index)
     parameters: tuple[Parameter, ...] = ()
     errors: tuple[str, ...] = ()  # error codes, as function/errors.py ERROR_CODES lists them
+    # Answers of another protocol's body on the same path (TEI's on /embed): status -> (description, JSON Schema),
+    # beside this API's own errors of that status.
+    dialect_errors: dict[str, tuple[str, dict]] = field(default_factory=dict)
     limits: tuple[str, ...] = ()  # function/config.py LIMITS that bound this route
     tags: tuple[str, ...] = ()

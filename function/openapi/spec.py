@@ -69,12 +69,13 @@ def model_field(deployment: Deployment, task: str, served: list[str] | None = No
     return {**schema, "enum": served} if served else schema
 
 
-def texts_body(deployment: Deployment, model: dict, extra: dict | None = None) -> dict:
-    """{"text": ...} or {"texts": [...]}, plus "model": the body of every route that reads text."""
+def texts_body(deployment: Deployment, model: dict, extra: dict | None = None, max_batch: int | None = None) -> dict:
+    """{"text": ...} or {"texts": [...]} (at most `max_batch`, else MAX_TEXT_BATCH), plus "model": the body of every
+    route that reads text."""
     settings = deployment.settings
     text = {"type": "string", "minLength": 1, "maxLength": settings.max_text_chars,
             "description": f"Not only whitespace; at most {settings.max_text_chars} characters (MAX_TEXT_CHARS)."}
-    properties, constraint = one_or_many("text", "texts", text, settings.max_text_batch, "text")
+    properties, constraint = one_or_many("text", "texts", text, max_batch or settings.max_text_batch, "text")
     return {"type": "object", "properties": {**properties, "model": model, **(extra or {})}, **constraint}
 
 

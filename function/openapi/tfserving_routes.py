@@ -1,7 +1,7 @@
 """The descriptions of TensorFlow Serving's REST API routes (function/router.py TF_SERVING)."""
 from __future__ import annotations
 
-from function.openapi import spec
+from function.openapi import openai_routes, spec
 from function.openapi.operation import Deployment, Operation
 from function.protocols import tfserving
 from function.protocols.tensor_values import DTYPE_NAMES
@@ -31,9 +31,10 @@ def describe_model_status(deployment: Deployment) -> Operation:
         summary="TF Serving: model status",
         description="TensorFlow Serving's GetModelStatusResponse: every version served (the stable one first, then "
                     "each labelled one), or the one the path names, AVAILABLE (the interpreter loads on first use). "
-                    "Loads nothing.",
+                    "Also OpenAI's Model (id, object, created, owned_by): OpenAI's `models.retrieve` reads this "
+                    "answer. Loads nothing.",
         parameters=_path_parameters(deployment),
-        response=spec.obj({"model_version_status": spec.array(version, minItems=1)}),
+        response=spec.obj({"model_version_status": spec.array(version, minItems=1), **openai_routes.MODEL}),
         errors=(*TF_MODEL, "label_not_found"),
         tags=TAGS,
     )

@@ -24,8 +24,6 @@ def check_int64_version(version: str) -> int:
 
 def tf_serving_malformed(method: str, path: str) -> ServingError:
     """What TF Serving's REST handler answers for a /v1/ path or method it does not serve: InvalidArgument, 400."""
-    if method == "GET" and path == "/v1/models":
-        return refuse("malformed_request", "Missing model name in request.")
     example = re.fullmatch(EXAMPLE_METHOD, path)
     if example and method == "POST":
         if example[1] is not None:

@@ -59,6 +59,14 @@ def parse_json_object(raw: bytes) -> dict:
     return value
 
 
+def check_known_fields(body: dict, known: frozenset[str]) -> None:
+    """A field the route does not read is refused, not ignored: a misspelt option would silently do nothing."""
+    if not known.issuperset(body):
+        unknown = sorted(set(body) - known)
+        raise refuse("unknown_field", f"Unknown field {quoted(unknown[0], 40)}: this route reads "
+                     f"{', '.join(sorted(known))}.", param=unknown[0])
+
+
 def check_not_compressed(request: Request) -> None:
     """Compressed bodies (a client's gzip option) are refused by name rather than read as broken JSON."""
     encoding = request.headers.get("content-encoding", "").strip().lower()

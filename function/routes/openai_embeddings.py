@@ -6,9 +6,10 @@ from __future__ import annotations
 import base64
 
 from function.errors import refuse
-from function.responses import Response, json_response
+from function.responses import Response
 from function.routes import inputs
 from function.routes.context import RouteContext
+from function.routes.answer_limit import sized_answer
 from function.routes.text import checked_texts
 from function.tasks.text_embedding import output_vector
 
@@ -28,12 +29,13 @@ def _input_texts(ctx: RouteContext, body: dict) -> list[str]:
     if not STR_ONLY.issuperset(map(type, texts)):  # anything but strings: which error it is, in that order
         if any(isinstance(item, (int, list)) and not isinstance(item, bool) for item in texts):
             raise refuse("unsupported_input", "'input' holds token ids; this server takes text only (its "
-                         "tokenizer must match the model): send strings.", param="input")
+                         "tokenizer must match the model): send strings (LangChain's OpenAIEmbeddings: "
+                         "check_embedding_ctx_length=False).", param="input")
         if not all(isinstance(item, str) for item in texts):
             raise refuse("invalid_field", "'input' must be a string or a list of strings.", param="input")
-    if len(texts) > ctx.settings.max_text_batch:
+    if len(texts) > ctx.settings.max_embedding_batch:
         raise refuse("batch_too_large", f"'input' has {len(texts)} items; the limit is "
-                     f"{ctx.settings.max_text_batch}.", param="input")
+                     f"{ctx.settings.max_embedding_batch}.", param="input")
     return checked_texts(ctx, texts, lambda: ["'input'"] if isinstance(value, str) else
                          [f"'input[{i}]'" for i in range(len(texts))], param="input")
 
@@ -62,5 +64,7 @@ def embeddings(ctx: RouteContext) -> Response:
             else vector.tolist()
         data.append({"object": "embedding", "index": index, "embedding": encoded})
     tokens = sum(result["tokens"] for result in prediction.results)
-    return json_response(200, {"object": "list", "data": data, "model": task.manifest.name,
-                               "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+    remedy = "send fewer texts" if encoding == "base64" else "ask for encoding_format base64 (a third of the " \
+        "size; OpenAI's Python client does by default) or send fewer texts"
+    return sized_answer({"object": "list", "data": data, "model": task.manifest.name,
+                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}, remedy)

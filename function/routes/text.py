@@ -22,9 +22,11 @@ def is_unicode(text: str) -> bool:
     return True
 
 
-def texts_of(ctx: RouteContext, body: dict) -> list[str]:
-    """{"text": ...} or {"texts": [...]}: non-empty, valid Unicode, within the limits."""
-    texts = inputs.one_or_many(body, "text", "texts", str, "string", ctx.settings.max_text_batch)
+def texts_of(ctx: RouteContext, body: dict, max_batch: int | None = None) -> list[str]:
+    """{"text": ...} or {"texts": [...]}: non-empty, valid Unicode, within the limits (`max_batch` texts, else
+    MAX_TEXT_BATCH)."""
+    max_batch = ctx.settings.max_text_batch if max_batch is None else max_batch
+    texts = inputs.one_or_many(body, "text", "texts", str, "string", max_batch)
     return checked_texts(ctx, texts, lambda: inputs.field_names(body, "text", "texts"))
 
 
@@ -50,11 +52,11 @@ def check_text(text: str, name: str, max_chars: int, param: str | None = None) -
                      param=param)
 
 
-def text_request(ctx: RouteContext) -> tuple[dict, list[str]]:
+def text_request(ctx: RouteContext, max_batch: int | None = None) -> tuple[dict, list[str]]:
     inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
-        return body, texts_of(ctx, body)
+        return body, texts_of(ctx, body, max_batch)
 
 
 def sentiment(ctx: RouteContext) -> Response:

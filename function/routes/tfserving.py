@@ -10,6 +10,7 @@ from function.protocols.tfserving_paths import check_int64_version
 from function.responses import Response, json_response
 from function.routes import inputs
 from function.routes.context import RouteContext
+from function.routes.openai_models import model_fields
 from function.tasks.tensor import TensorTask
 
 
@@ -27,11 +28,12 @@ def _task(ctx: RouteContext) -> TensorTask:
 
 
 def model_status(ctx: RouteContext) -> Response:
-    if ctx.names_version:
-        return json_response(200, tfserving.model_status([_task(ctx).manifest]))
-    _task(ctx)  # the model must be servable as tensors
-    return json_response(200, tfserving.model_status([task.manifest for task in
-                                                      ctx.registry.versions(ctx.path_params["name"])]))
+    """TF Serving's GetModelStatusResponse, with OpenAI's Model fields beside it: GET /v1/models/{id} is OpenAI's
+    "retrieve model" too, and each client reads only its own fields."""
+    task = _task(ctx)  # the model must be servable as tensors
+    manifests = [task.manifest] if ctx.names_version else [version.manifest for version in
+                                                           ctx.registry.versions(ctx.path_params["name"])]
+    return json_response(200, {**tfserving.model_status(manifests), **model_fields(task.manifest)})
 
 
 def model_metadata(ctx: RouteContext) -> Response:

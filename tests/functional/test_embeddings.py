@@ -92,7 +92,7 @@ def test_cached_vectors_are_bit_for_bit_and_skip_tokenization(registry, demo_mod
     ({"texts": ["fine", "   "]}, 400, "empty_text"),
     ({"texts": ["fine", 3]}, 400, "invalid_field"),
     ({"text": ["not", "a string"]}, 400, "invalid_field"),
-    ({"texts": ["x"] * 129}, 413, "batch_too_large"),
+    ({"texts": ["x"] * 2049}, 413, "batch_too_large"),
     ({"text": "hello", "model": "nope"}, 404, "model_not_found"),
     ({"text": "hello", "model": "sentiment"}, 400, "wrong_model_task"),
     ({"text": "hello", "normalize": "yes"}, 400, "invalid_field"),

@@ -76,7 +76,7 @@ def test_one_string_and_the_raw_base64_wire_format(base_url):
     ({"model": "minilm", "input": ""}, 400, "empty_text", "input"),
     ({"model": "minilm", "input": []}, 400, "invalid_field", "input"),
     ({"model": "minilm", "input": [[101, 2023, 102]]}, 400, "unsupported_input", "input"),
-    ({"model": "minilm", "input": ["x"] * 129}, 413, "batch_too_large", "input"),
+    ({"model": "minilm", "input": ["x"] * 2049}, 413, "batch_too_large", "input"),
     ({"model": "minilm", "input": "hi", "dimensions": 128}, 400, "unsupported_dimensions", "dimensions"),
 ])
 def test_errors_reach_the_client_in_openai_shape(client, kwargs, status, code, param):
