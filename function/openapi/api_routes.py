@@ -65,7 +65,7 @@ def describe_classify_text(deployment: Deployment, alias: str | None = None) -> 
         description=named + "The most likely label of each text and its probability, in input order, whatever the "
                     "classifier's labels (the sentiment demo model's are negative and positive); with top_k, the k "
                     "best labels ranked too (\"all\": every label with its probability). A multi-label model "
-                    "answers every label at or above threshold.",
+                    "answers every label at or above threshold (at most top_k of them).",
     )
 
 

@@ -35,7 +35,8 @@ LABEL_SCORE = {"type": "object", "required": ["label", "score"], "additionalProp
 
 TOP_K = {"oneOf": [{"type": "integer", "minimum": 1}, {"const": "all"}],
          "description": "How many labels to rank, best first, capped at the model's number of labels; \"all\": every "
-                        "label (HF pipelines' top_k=None). Single-label models only."}
+                        "label (HF pipelines' top_k=None). A multi-label model answers at most this many of its labels "
+                        "at or above the threshold."}
 THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
              "description": "Multi-label models only: answer every label scoring at least this (refused for a "
                             "model that answers with one label)."}

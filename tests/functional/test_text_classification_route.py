@@ -87,12 +87,16 @@ def test_a_bad_top_k_is_refused(service, top_k):
     assert "'top_k'" in body["error"]["message"]
 
 
-def test_a_multi_label_model_refuses_top_k_and_takes_a_threshold(service):
-    status, body = call(service, "POST", "/classify-text", {"text": TEXT, "model": FLAGS, "top_k": "all"})
-    assert (status, body["error"]["code"]) == (400, "invalid_field")
-    assert "threshold" in body["error"]["message"]
+def test_a_multi_label_model_answers_at_most_top_k_labels_at_or_above_the_threshold(service):
     status, body = call(service, "POST", "/classify-text", {"text": TEXT, "model": FLAGS, "threshold": 0})
     assert status == 200 and [entry["label"] for entry in body["predictions"][0]["labels"]] == ["positive"]
+    status, capped = call(service, "POST", "/classify-text", {"text": TEXT, "model": FLAGS, "threshold": 0,
+                                                              "top_k": 1})
+    assert status == 200 and capped["predictions"][0]["labels"] == body["predictions"][0]["labels"]
+    assert capped["predictions"][0]["cached"] is False  # another cache key: top_k is one of its options
+    status, above = call(service, "POST", "/classify-text", {"text": "A dull, tedious, badly acted mess.",
+                                                             "model": FLAGS, "top_k": "all"})
+    assert status == 200 and above["predictions"][0]["labels"] == []  # "positive" scores under 0.5
 
 
 @pytest.mark.parametrize("path,body,unknown", [
