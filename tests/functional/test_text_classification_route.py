@@ -4,6 +4,7 @@ read. Real models: the demo sentiment model, and minilm served as a 384-label cl
 text_classifier_stand_ins.py), whose probabilities this test computes itself from /embed's raw vector."""
 from __future__ import annotations
 
+import importlib
 import json
 import math
 
@@ -120,3 +121,15 @@ def test_classify_takes_top_k_all_in_json_and_in_the_query(service):
     event = http_api_event("POST", "/classify", jpeg, "image/jpeg", True, query={"model": "digits", "top_k": "all"})
     result = handle_event(service, event, None)
     assert result["statusCode"] == 200 and len(json.loads(result["body"])["predictions"][0]["top_k"]) == 10
+
+
+@pytest.mark.parametrize("path,fields", [("/classify", "classify:JSON_FIELDS"), ("/classify-text", "text:CLASSIFY_FIELDS"),
+                                         ("/sentiment", "text:CLASSIFY_FIELDS"), ("/tokenize", "text:TEXT_FIELDS")])
+def test_the_openapi_body_has_exactly_the_fields_the_route_reads(service, path, fields):
+    module, name = fields.split(":")
+    reads = getattr(importlib.import_module(f"function.routes.{module}"), name)
+    _, document = call(service, "GET", "/openapi.json")
+    operation = document["paths"][path]["post"]
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert body["additionalProperties"] is False and set(body["properties"]) == reads
+    assert "`unknown_field`" in operation["responses"]["400"]["description"]
