@@ -40,7 +40,7 @@ class Env:
 
     # Serving (docs/api.md lists the limits).
     DEFAULT_IMAGE_MODEL = "DEFAULT_IMAGE_MODEL"  # model /classify uses when the request names none
-    DEFAULT_TEXT_MODEL = "DEFAULT_TEXT_MODEL"  # model /sentiment and /tokenize use when the request names none
+    DEFAULT_TEXT_MODEL = "DEFAULT_TEXT_MODEL"  # model /classify-text and /tokenize use when the request names none
     DEFAULT_EMBEDDING_MODEL = "DEFAULT_EMBEDDING_MODEL"  # model /embed uses when the request names none
     MAX_BODY_BYTES = "MAX_BODY_BYTES"
     MAX_IMAGE_PIXELS = "MAX_IMAGE_PIXELS"

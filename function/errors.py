@@ -97,13 +97,14 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                "(image/images, text/texts, TF Serving's instances/inputs) are sent; an empty raw "
                                "image body; a v2 input without data"),
     "invalid_field": ErrorCode(InvalidInput, "a field of the wrong type or value: a batch that is not a list, an "
-                               "item that is not a string, top_k not a positive integer, threshold not a number in "
+                               "item that is not a string, top_k not a positive integer or \"all\", threshold not a number in "
                                "[0, 1] (or sent to a model that answers one label), model not a non-empty string, "
                                "normalize not a boolean, text with a lone surrogate; on the tensor routes "
                                "a request field of the wrong type or an input named twice or not as the model "
                                "names them"),
+    "unknown_field": ErrorCode(InvalidInput, "a JSON body field the route does not read (a misspelt option, or "
+                               "one of another route); the message lists the fields it reads"),
     "invalid_base64": ErrorCode(InvalidInput, "an image string that is not base64 or decodes to nothing"),
-    "unknown_field": ErrorCode(InvalidInput, "a request field the route does not read (a misspelt option)"),
     "empty_batch": ErrorCode(InvalidInput, "images or texts is an empty list; a tensor request of no instances"),
     "empty_text": ErrorCode(InvalidInput, "a text that is empty or only whitespace"),
     "unsupported_input": ErrorCode(InvalidInput, "token ids instead of text in /v1/embeddings' input"),
@@ -134,8 +135,8 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                    "or a truncated or corrupt one"),
     "model_unavailable": ErrorCode(ModelUnavailable, "the model's files could not be loaded (from S3: downloaded "
                                    "and verified against its manifest); retried on the next request"),
-    "invalid_route": ErrorCode(InvalidInput, "an SQS message whose \"route\" is not /classify, /sentiment or "
-                               "/embed (docs/events.md); never seen over HTTP"),
+    "invalid_route": ErrorCode(InvalidInput, "an SQS message whose \"route\" is not /classify, /classify-text, "
+                               "/sentiment or /embed (docs/events.md); never seen over HTTP"),
     "invalid_id": ErrorCode(InvalidInput, "an SQS message whose \"id\" cannot name its answer's S3 key "
                             "(docs/events.md); never seen over HTTP"),
     # Bulk runs (Step Functions Distributed Map, S3 Batch Operations: docs/events.md); never seen over HTTP.

@@ -68,7 +68,8 @@ def _routes(table: dict[str, dict[str, str]]) -> dict[str, dict[str, LazyRoute]]
 
 API = Group("api", None, api_error_body, _routes({
     "/classify": {"POST": "classify:classify"},
-    "/sentiment": {"POST": "text:sentiment"},
+    "/classify-text": {"POST": "text:classify_text"},
+    "/sentiment": {"POST": "text:sentiment"},  # /classify-text's first name, kept for its clients
     # /embed and /tokenize also take Hugging Face TEI's bodies ({"inputs": ...}), and /info is TEI's
     # (function/routes/tei.py): its clients use the same paths.
     "/tokenize": {"POST": "tei:tokenize"},

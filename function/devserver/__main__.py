@@ -1,11 +1,12 @@
-"""`python -m function.devserver [--host 127.0.0.1] [--port 8080] [--model-dir DIR]`: the Lambda handler behind a
-local HTTP server."""
+"""`python -m function.devserver [--host 127.0.0.1] [--port 8080] [--model-dir DIR] [--cors-origins ORIGINS]`: the
+Lambda handler behind a local HTTP server, with an API console at /docs."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
+from function.devserver.cors import CorsPolicy
 from function.devserver.server import make_server
 
 
@@ -21,16 +22,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=port_number, default=8080, help="port (default 8080; 0 picks a free one)")
     parser.add_argument("--model-dir", help="directory of converted models (default: MODEL_DIR or models/)")
+    parser.add_argument("--cors-origins", default=os.environ.get("CORS_ORIGINS"),
+                        help="browser origins allowed to call the API, comma-separated ('*' for any), as the deployed "
+                        "API's corsOrigins param (default: CORS_ORIGINS, else function/devserver/cors.json's, none)")
     args = parser.parse_args(argv)
-
     if args.model_dir and not os.path.isdir(args.model_dir):
         parser.error(f"--model-dir {args.model_dir}: no such directory")
-    return serve(args.host, args.port, args.model_dir)
+    return serve(args.host, args.port, args.model_dir, args.cors_origins)
 
 
-def serve(host: str, port: int, model_dir: str | None) -> int:
-    """Serve until Ctrl-C: the models in model_dir (default: MODEL_DIR, or its default); 2 when it cannot start.
-    Also what `lambda-tflite serve` runs (function/devserver/command.py)."""
+def serve(host: str, port: int, model_dir: str | None, cors_origins: str | None = None) -> int:
+    """Serve until Ctrl-C: the models in model_dir (default: MODEL_DIR, or its default), CORS for cors_origins
+    (default: the settings file's); 2 when it cannot start. Also what `lambda-tflite serve` runs
+    (function/devserver/command.py)."""
+    cors = CorsPolicy.load(cors_origins)
     # The page to try the models is for people at this server: on unless SERVE_PAGE says otherwise.
     os.environ.setdefault("SERVE_PAGE", "true")
     # Models converted, replaced or removed while it runs are picked up at the next request.
@@ -43,7 +48,7 @@ def serve(host: str, port: int, model_dir: str | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        server = make_server(handler, host, port, SETTINGS.max_body_bytes)
+        server = make_server(handler, host, port, SETTINGS.max_body_bytes, cors)
     except OSError as exc:
         print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -52,8 +57,9 @@ def serve(host: str, port: int, model_dir: str | None) -> int:
     where = SERVICE.registry.source.description
     # One line before the request log (one JSON line per request): what is served, from where, cached where.
     page = f"; try them in a browser at http://{host}:{port}/" if SETTINGS.serve_page else ""
+    origins = f"; CORS for {', '.join(cors.origins)}" if cors.enabled else ""
     print(f"serving on http://{host}:{port} (models in {where}: {models}; results cached in "
-          f"{CACHE_SETTINGS.describe()}; the API: /openapi.json{page})", flush=True)
+          f"{CACHE_SETTINGS.describe()}; the API: /openapi.json, its console: /docs{origins}{page})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""`lambda-tflite serve [MODEL_DIR] [--host 127.0.0.1] [--port 8080]`: the development server of the installed command.
+"""`lambda-tflite serve [MODEL_DIR] [--host 127.0.0.1] [--port 8080] [--cors-origins ORIGINS]`: the development server of the installed command.
 
 The same server as `python -m function.devserver` (what `make serve` runs); only the defaults suit a command run from
 any folder: the models in ./models of the current folder (the checkout's models/ anywhere inside a checkout, as
@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None, prog: str = "lambda-tflite serve") -> in
                              "the project, its models/)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=port_number, default=8080, help="port (default 8080; 0 picks a free one)")
+    parser.add_argument("--cors-origins", default=os.environ.get("CORS_ORIGINS"),
+                        help="browser origins allowed to call the API, comma-separated ('*' for any), as the deployed "
+                        "API's corsOrigins param (default: CORS_ORIGINS, else none)")
     args = parser.parse_args(argv)
 
     model_dir = args.model_dir
@@ -52,4 +55,4 @@ def main(argv: list[str] | None = None, prog: str = "lambda-tflite serve") -> in
                      "(lambda-tflite serve MODEL_DIR)")
     if not IN_A_CHECKOUT and not os.environ.get(Env.RESULTS_SQLITE_PATH, "").strip():
         os.environ[Env.RESULTS_SQLITE_PATH] = str(user_cache_file())
-    return serve(args.host, args.port, model_dir and os.path.abspath(model_dir))
+    return serve(args.host, args.port, model_dir and os.path.abspath(model_dir), args.cors_origins)

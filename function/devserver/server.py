@@ -16,6 +16,8 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
+from function.devserver import docs
+from function.devserver.cors import CorsPolicy
 from function.devserver.framing import HttpConnection, IncomingRequest, Limits
 from function.http_errors import internal_error_response
 from function.responses import TEXT_TYPES, Response
@@ -77,10 +79,18 @@ def _joined(pairs: list[tuple[str, str]]) -> dict[str, str]:
     return joined
 
 
-def respond_with(handler: Handler) -> Callable[[IncomingRequest, str], Response]:
-    """One HTTP request -> its event -> the handler -> the HTTP response API Gateway would send back."""
+def respond_with(handler: Handler, cors: CorsPolicy | None = None) -> Callable[[IncomingRequest, str], Response]:
+    """One HTTP request -> its event -> the handler -> the HTTP response API Gateway would send back, with API
+    Gateway's CORS handling when `cors` allows an origin; /docs (the API console) is this server's own."""
 
     def respond(request: IncomingRequest, source_ip: str) -> Response:
+        if cors is not None and cors.enabled and CorsPolicy.is_preflight(request.method, request.headers):
+            return cors.preflight(request.headers)
+        path = urlsplit(request.target).path
+        answer = docs.docs(request.method, path) if docs.is_docs_path(path) else call_handler(request, source_ip)
+        return cors.decorate(request.headers, answer) if cors is not None else answer
+
+    def call_handler(request: IncomingRequest, source_ip: str) -> Response:
         event = http_api_event(request.method, request.target, request.headers, request.body, source_ip)
         context = SimpleNamespace(aws_request_id=event["requestContext"]["requestId"], function_name="local")
         try:
@@ -100,8 +110,9 @@ class LocalHTTPServer(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     request_queue_size = 64  # the default backlog of 5 dropped connections under 16 concurrent clients
 
-    def __init__(self, address: tuple[str, int], handler: Handler, limits: Limits) -> None:
-        respond = respond_with(handler)
+    def __init__(self, address: tuple[str, int], handler: Handler, limits: Limits,
+                 cors: CorsPolicy | None = None) -> None:
+        respond = respond_with(handler, cors)
 
         class Connection(socketserver.BaseRequestHandler):
             def handle(self) -> None:
@@ -112,6 +123,7 @@ class LocalHTTPServer(socketserver.ThreadingTCPServer):
         super().__init__(address, Connection)
 
 
-def make_server(handler: Handler, host: str, port: int, max_body_bytes: int, **limits: float) -> LocalHTTPServer:
+def make_server(handler: Handler, host: str, port: int, max_body_bytes: int, cors: CorsPolicy | None = None,
+                **limits: float) -> LocalHTTPServer:
     """`limits`: Limits' time-outs and sizes other than max_body_bytes (tests shorten the time-outs)."""
-    return LocalHTTPServer((host, port), handler, Limits(max_body_bytes=max_body_bytes, **limits))
+    return LocalHTTPServer((host, port), handler, Limits(max_body_bytes=max_body_bytes, **limits), cors)

@@ -1,4 +1,5 @@
-"""SQS batches: each message is one request to /classify, /sentiment or /embed; each answer goes to S3.
+"""SQS batches: each message is one request to /classify, /classify-text (or /sentiment) or /embed; each answer goes
+to S3.
 
 A message body is the JSON an HTTP client would POST to the route, plus "route" and an optional "id". The request
 goes through the very routes the HTTP API uses (Service.handle), and the answer, success or client error alike, is
@@ -36,7 +37,7 @@ from function.service import Service
 
 log = logging.getLogger("function")
 
-ROUTES = ("/classify", "/sentiment", "/embed")
+ROUTES = ("/classify", "/classify-text", "/sentiment", "/embed")
 # An id becomes part of an S3 key: S3's safe characters, "/" between non-empty segments that are not "." or "..".
 RESULT_ID = re.compile(r"(?!.*(^|/)\.{1,2}(/|$))[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*")
 MAX_ID_CHARS = 512

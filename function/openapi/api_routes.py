@@ -1,6 +1,6 @@
-"""The descriptions of this API's own routes (function/router.py API): /classify, /sentiment, /tokenize, /embed,
-/models, /health, /openapi.json and the page. /tokenize's and /embed's take TEI's bodies too: their entries are in
-function/openapi/tei_routes.py, which builds on describe_tokenize and describe_embed here."""
+"""The descriptions of this API's own routes (function/router.py API): /classify, /classify-text (and /sentiment),
+/tokenize, /embed, /models, /health, /openapi.json and the page. /tokenize's and /embed's take TEI's bodies too: their
+entries are in function/openapi/tei_routes.py, which builds on describe_tokenize and describe_embed here."""
 from __future__ import annotations
 
 from function.catalog.registry import DUPLICATE_NAME, UNSERVABLE
@@ -15,18 +15,15 @@ from function.tasks.text import TextTask
 
 
 def describe_classify(deployment: Deployment) -> Operation:
-    top_k = {"type": "integer", "minimum": 1, "default": DEFAULT_TOP_K,
-             "description": "How many labels to rank; capped at the model's number of labels."}
+    top_k = {**spec.TOP_K, "default": DEFAULT_TOP_K}
     image = {"type": "string", "minLength": 1, "contentEncoding": "base64",
              "description": "An image (JPEG, PNG, WebP, GIF, BMP or TIFF) in standard or URL-safe base64, padding "
                             "and line breaks optional, with or without a data: URL prefix."}
     properties, constraint = spec.one_or_many("image", "images", image, deployment.settings.max_batch, "image")
     model = spec.model_field(deployment, classify.TASK)
-    body = {"type": "object", **constraint,
+    body = {"type": "object", **constraint, "additionalProperties": False,
             "properties": {**properties, "model": model, "top_k": top_k, "threshold": spec.THRESHOLD}}
-    prediction = {"oneOf": [spec.obj({"label": spec.STRING, "score": spec.PROBABILITY,
-                                      "top_k": spec.array(spec.LABEL_SCORE, minItems=1), "cached": spec.CACHED}),
-                            spec.MULTI_LABEL]}
+    prediction = {"oneOf": [spec.RANKED, spec.MULTI_LABEL]}
     return spec.Operation(
         summary="Classify one image or a batch of images",
         description="Ranked labels for each image, in input order. Send base64 JSON, or the raw image as the body "
@@ -37,7 +34,7 @@ def describe_classify(deployment: Deployment) -> Operation:
                     spec.Parameter("threshold", spec.THRESHOLD, "Multi-label threshold, for a raw image body.")),
         response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
                            "predictions": spec.array(prediction, minItems=1)}),
-        errors=(*spec.JSON_BODY, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type", "image_too_large",
+        errors=(*spec.JSON_BODY, *spec.STRICT, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type", "image_too_large",
                 "unsupported_image", *spec.MODEL_CHOICE),
         limits=(Env.MAX_BODY_BYTES, Env.MAX_BATCH, Env.MAX_IMAGE_PIXELS),
         tags=("images",),
@@ -46,26 +43,35 @@ def describe_classify(deployment: Deployment) -> Operation:
 
 def _texts_operation(deployment: Deployment, model: dict, response: dict, options: dict | None = None,
                      **fields) -> Operation:
-    """A route that takes texts (one or a batch) for a text model, bounded by the text limits; `options`: its
-    request fields besides the texts and the model."""
-    return spec.Operation(request={"application/json": spec.texts_body(deployment, model, options)},
+    """A route that takes texts (one or a batch) for a text model and no other field, bounded by the text limits;
+    `options`: its request fields besides the texts and the model."""
+    body = {**spec.texts_body(deployment, model, options), "additionalProperties": False}
+    return spec.Operation(request={"application/json": body},
                           response=response,
-                          errors=(*spec.JSON_BODY, *spec.TEXTS, *spec.MODEL_CHOICE),
+                          errors=(*spec.JSON_BODY, *spec.STRICT, *spec.TEXTS, *spec.MODEL_CHOICE),
                           limits=(Env.MAX_BODY_BYTES, Env.MAX_TEXT_BATCH, Env.MAX_TEXT_CHARS), tags=("text",), **fields)
 
 
-def describe_sentiment(deployment: Deployment) -> Operation:
-    prediction = {"oneOf": [spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The "
-                                                                      "probability of label."}, "cached": spec.CACHED}),
-                            spec.MULTI_LABEL]}
+def describe_classify_text(deployment: Deployment, alias: str | None = None) -> Operation:
+    best = spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The probability of label."},
+                     "cached": spec.CACHED})
+    prediction = {"oneOf": [best, spec.RANKED, spec.MULTI_LABEL]}
+    named = f"/classify-text under its first name, {alias}, kept for the clients that call it. " if alias else ""
     return _texts_operation(
         deployment, spec.model_field(deployment, text.TASK),
         spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
-                  "predictions": spec.array(prediction, minItems=1)}), {"threshold": spec.THRESHOLD},
-        summary="Classify the sentiment of one text or a batch",
-        description="The most likely label of each text (the sentiment demo model: positive or negative) and its "
-                    "probability, in input order.",
+                  "predictions": spec.array(prediction, minItems=1)}),
+        {"top_k": spec.TOP_K, "threshold": spec.THRESHOLD},
+        summary="Classify one text or a batch" + (f" ({alias}: an alias of /classify-text)" if alias else ""),
+        description=named + "The most likely label of each text and its probability, in input order, whatever the "
+                    "classifier's labels (the sentiment demo model's are negative and positive); with top_k, the k "
+                    "best labels ranked too (\"all\": every label with its probability). A multi-label model "
+                    "answers every label at or above threshold (at most top_k of them).",
     )
+
+
+def describe_sentiment(deployment: Deployment) -> Operation:
+    return describe_classify_text(deployment, alias="/sentiment")
 
 
 def describe_tokenize(deployment: Deployment) -> Operation:
@@ -155,7 +161,7 @@ def describe_page(deployment: Deployment) -> Operation | None:
         return None
     return spec.Operation(
         summary="A page to try every model",
-        description=f"HTML: classify a photo, the sentiment of a text, the similarity of two sentences ({Env.SERVE_PAGE}"
+        description=f"HTML: classify a photo, classify a text, the similarity of two sentences ({Env.SERVE_PAGE}"
                     "=true; on with `python -m function.devserver`).",
         response={"type": "string"},
         response_type="text/html",
@@ -165,6 +171,7 @@ def describe_page(deployment: Deployment) -> Operation | None:
 
 DESCRIPTIONS = {
     "classify:classify": describe_classify,
+    "text:classify_text": describe_classify_text,
     "text:sentiment": describe_sentiment,
     "catalog:list_models": describe_list_models,
     "catalog:health": describe_health,

@@ -14,6 +14,7 @@ from function.openapi.operation import Deployment, Operation, Parameter  # noqa:
 JSON_BODY = ("body_too_large", "invalid_json")  # function/routes/inputs.py: check_body_size, json_object
 ONE_OR_MANY = ("missing_field", "invalid_field", "empty_batch", "batch_too_large")  # inputs.one_or_many
 TEXTS = (*ONE_OR_MANY, "empty_text", "text_too_large")  # function/routes/text.py: texts_of
+STRICT = ("unknown_field",)  # inputs.only_fields: a body field the route does not read
 MODEL_CHOICE = ("invalid_field", "model_not_found", "wrong_model_task", "model_unavailable")  # RouteContext.task
 TENSOR_MODEL = ("model_not_found", "version_not_found", "model_unavailable")  # the tensor routes' _task
 TENSOR_BODY = ("body_too_large", "unsupported_content_encoding", "invalid_json")  # their body checks, in order
@@ -32,6 +33,10 @@ MODEL_VERSION = {**SHA256, "description": "The serving version: the sha256 the m
 LABEL_SCORE = {"type": "object", "required": ["label", "score"], "additionalProperties": False,
                "properties": {"label": STRING, "score": PROBABILITY}}
 
+TOP_K = {"oneOf": [{"type": "integer", "minimum": 1}, {"const": "all"}],
+         "description": "How many labels to rank, best first, capped at the model's number of labels; \"all\": every "
+                        "label (HF pipelines' top_k=None). A multi-label model answers at most this many of its labels "
+                        "at or above the threshold."}
 THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
              "description": "Multi-label models only: answer every label scoring at least this (refused for a "
                             "model that answers with one label)."}
@@ -48,6 +53,10 @@ def obj(properties: dict, required: list[str] | None = None, **extra) -> dict:
 
 def array(items: dict, **extra) -> dict:
     return {"type": "array", "items": items, **extra}
+
+
+RANKED = obj({"label": STRING, "score": PROBABILITY, "top_k": array(LABEL_SCORE, minItems=1), "cached": CACHED},
+            description="The most likely label and its probability, and the top_k labels ranked, best first.")
 
 
 def one_or_many(single: str, plural: str, item: dict, max_items: int, what: str) -> tuple[dict, dict]:

@@ -9,6 +9,7 @@ from function.routes.context import RouteContext
 from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
 
 TASK = "image_classification"
+JSON_FIELDS = frozenset({"image", "images", "model", "top_k", "threshold"})
 
 
 def classify(ctx: RouteContext) -> Response:
@@ -17,6 +18,7 @@ def classify(ctx: RouteContext) -> Response:
     with ctx.timings.stage("parse"):
         if inputs.is_json(request):
             body = inputs.json_object(request)
+            inputs.only_fields(body, JSON_FIELDS)
             texts = inputs.one_or_many(body, "image", "images", str, "base64 string", settings.max_batch)
             where = inputs.field_names(body, "image", "images")
             images = [ImageInput(inputs.decode_base64(text, name), name) for text, name in zip(texts, where)]
@@ -27,7 +29,7 @@ def classify(ctx: RouteContext) -> Response:
             if not request.body:
                 raise refuse("missing_field", "The request body is empty; send an image or JSON.")
             body, images = inputs.query_options(request.query), [ImageInput(request.body, "the request body")]
-        options = {"top_k": inputs.positive_int(body, "top_k", DEFAULT_TOP_K), **inputs.threshold_option(body)}
+        options = {**inputs.top_k_option(body, DEFAULT_TOP_K), **inputs.threshold_option(body)}
     task = ctx.task(body, TASK)
     prediction = ctx.predict(task, images, options)
     return json_response(200, answer(prediction))

@@ -24,7 +24,7 @@ def embed(ctx: RouteContext) -> Response:
 
         return tei.embed(ctx, body)
     with ctx.timings.stage("parse"):
-        inputs.check_known_fields(body, FIELDS)
+        inputs.only_fields(body, FIELDS)
         texts = texts_of(ctx, body, ctx.settings.max_embedding_batch)
     normalize = body.get("normalize", True)
     if not isinstance(normalize, bool):

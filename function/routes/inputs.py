@@ -59,14 +59,6 @@ def parse_json_object(raw: bytes) -> dict:
     return value
 
 
-def check_known_fields(body: dict, known: frozenset[str]) -> None:
-    """A field the route does not read is refused, not ignored: a misspelt option would silently do nothing."""
-    if not known.issuperset(body):
-        unknown = sorted(set(body) - known)
-        raise refuse("unknown_field", f"Unknown field {quoted(unknown[0], 40)}: this route reads "
-                     f"{', '.join(sorted(known))}.", param=unknown[0])
-
-
 def check_not_compressed(request: Request) -> None:
     """Compressed bodies (a client's gzip option) are refused by name rather than read as broken JSON."""
     encoding = request.headers.get("content-encoding", "").strip().lower()
@@ -129,11 +121,26 @@ def decode_base64(text: str, where: str) -> bytes:
     return decoded
 
 
-def positive_int(body: dict, field: str, default: int) -> int:
-    value = body.get(field, default)
+def only_fields(body: dict, fields: frozenset[str]) -> None:
+    """Refuse a field the route does not read (a misspelt option, or one another route takes), as convert refuses an
+    unknown flag: a request is never answered as if a field it sent had been read."""
+    if not fields.issuperset(body):
+        unknown = next(name for name in body if name not in fields)
+        raise refuse("unknown_field", f"Field {quoted(unknown)} is not one this route reads; it reads "
+                     f"{', '.join(sorted(fields))}.", param=unknown)
+
+
+def top_k_option(body: dict, default: int | None) -> dict:
+    """{"top_k": k} from a positive integer, or {"top_k": None} for "all" (every label, as HF pipelines' top_k=None),
+    or the default's when the request sends none (no entry for a None default)."""
+    value = body.get("top_k", default)
+    if value == "all":
+        return {"top_k": None}
+    if value is None and "top_k" not in body:
+        return {}
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise refuse("invalid_field", f"{field!r} must be a positive integer.")
-    return value
+        raise refuse("invalid_field", "'top_k' must be a positive integer, or \"all\" for every label.", param="top_k")
+    return {"top_k": value}
 
 
 def threshold_option(body: dict) -> dict:

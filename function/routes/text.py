@@ -1,4 +1,5 @@
-"""POST /sentiment (text classification) and POST /tokenize: a text model and its tokenizer."""
+"""POST /classify-text (text classification, whatever the classifier's labels: /sentiment is the same route under the
+name the demo model gave it) and POST /tokenize: a text model and its tokenizer."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from function.routes.context import RouteContext
 from function.tasks.text import TextTask
 
 TASK = "text_classification"
+TEXT_FIELDS = frozenset({"text", "texts", "model"})
+CLASSIFY_FIELDS = TEXT_FIELDS | {"top_k", "threshold"}
 
 
 def is_unicode(text: str) -> bool:
@@ -52,30 +55,40 @@ def check_text(text: str, name: str, max_chars: int, param: str | None = None) -
                      param=param)
 
 
-def text_request(ctx: RouteContext, max_batch: int | None = None) -> tuple[dict, list[str]]:
+def text_request(ctx: RouteContext, fields: frozenset[str] | None = None,
+                 max_batch: int | None = None) -> tuple[dict, list[str]]:
+    """The JSON body and its texts; a field outside `fields`, when given, is refused (inputs.only_fields)."""
     inputs.check_body_size(ctx.request, ctx.settings.max_body_bytes)
     with ctx.timings.stage("parse"):
         body = inputs.json_object(ctx.request)
+        if fields is not None:
+            inputs.only_fields(body, fields)
         return body, texts_of(ctx, body, max_batch)
 
 
-def sentiment(ctx: RouteContext) -> Response:
-    body, texts = text_request(ctx)
-    options = inputs.threshold_option(body)
+def classify_text(ctx: RouteContext) -> Response:
+    """Each text's most likely label and its score; with top_k, the k best labels too ("all": every label)."""
+    body, texts = text_request(ctx, CLASSIFY_FIELDS)
+    options = {**inputs.top_k_option(body, None), **inputs.threshold_option(body)}
     task = ctx.task(body, TASK)
     prediction = ctx.predict(task, texts, options)
     return json_response(200, answer(prediction))
 
 
+def sentiment(ctx: RouteContext) -> Response:
+    """/sentiment: /classify-text under its first name, kept for the clients that call it."""
+    return classify_text(ctx)
+
+
 def answer(prediction: Prediction) -> dict:
-    """The /sentiment answer, which a bulk run's result file holds too; the version that answered says so."""
+    """The /classify-text answer, which a bulk run's result file holds too; the version that answered says so."""
     manifest = prediction.task.manifest
     return {"model": manifest.name, "model_version": manifest.version, "predictions": prediction.with_cached_flags()}
 
 
 def tokenize(ctx: RouteContext) -> Response:
     """The token ids a text model would see: the tokenizer alone, no interpreter."""
-    body, texts = text_request(ctx)
+    body, texts = text_request(ctx, TEXT_FIELDS)
     task = ctx.task(body, TASK, accepts=TextTask)
     encoder = task.encoder()
     with ctx.timings.stage("preprocess"):

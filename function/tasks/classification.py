@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from function.errors import quoted, refuse
-from function.model.outputs import is_label_score, label_scores, labels_at_or_above
+from function.model.outputs import is_label_score, label_scores, labels_at_or_above, probabilities, ranked
 from function.tasks.base import Result, Task
 
 DEFAULT_THRESHOLD = 0.5  # a sigmoid unit's own decision boundary
@@ -53,3 +53,29 @@ def is_multi_label_result(task: Task, result: object, options: dict) -> bool:
     return (len(scores) == len(entries) and len({entry["label"] for entry in entries}) == len(entries)
             and all(score >= threshold for score in scores) and scores == sorted(scores, reverse=True))
 
+
+
+def ranked_count(top_k: int | None, labels: tuple[str, ...]) -> int:
+    """How many labels a top_k ranking holds: top_k (None: every label), capped at the model's labels."""
+    return len(labels) if top_k is None else min(int(top_k), len(labels))
+
+
+def ranked_results(task: Task, scores: np.ndarray, top_k: int) -> list[Result]:
+    """Each row's best label and score, and its top_k labels ranked, best first."""
+    manifest = task.manifest
+    results = []
+    for row in probabilities(scores, manifest.output):
+        best = ranked(row, manifest.labels, top_k)
+        results.append({"label": best[0]["label"], "score": best[0]["score"], "top_k": best})
+    return results
+
+
+def is_ranked_result(task: Task, result: object, top_k: int) -> bool:
+    """{"label", "score", "top_k": [top_k {label, score}]}, the best of the ranking first."""
+    labels = frozenset(task.manifest.labels)
+    if not is_label_score(result, labels) or set(result) != {"label", "score", "top_k"}:
+        return False
+    ranking = result["top_k"]
+    return (isinstance(ranking, list) and len(ranking) == top_k and all(is_label_score(entry, labels)
+                                                                        for entry in ranking)
+            and ranking[0] == {"label": result["label"], "score": result["score"]})

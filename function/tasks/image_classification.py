@@ -7,12 +7,11 @@ import numpy as np
 
 from function.cache.keys import digest_bytes
 from function.log import Timings
-from function.model.outputs import is_label_score, probabilities, ranked
 from function.preprocessing.color_modes import CHANNELS
 from function.records import named_tuple
 from function.tasks.base import Batch, Result, Task
-from function.tasks.classification import (check_labels, is_multi_label_result, multi_label_results,
-                                           threshold_of)
+from function.tasks.classification import (check_labels, is_multi_label_result, is_ranked_result,
+                                           multi_label_results, ranked_count, ranked_results, threshold_of)
 
 DEFAULT_TOP_K = 5
 
@@ -52,7 +51,8 @@ class ImageClassification(Task):
         return {"threshold": threshold} if self.manifest.multi_label else {"top_k": self.top_k(options)}
 
     def top_k(self, options: dict) -> int:
-        return min(int(options.get("top_k", DEFAULT_TOP_K)), len(self.manifest.labels))
+        """How many labels to rank: the request's top_k (None: every label), capped at the model's labels."""
+        return ranked_count(options.get("top_k", DEFAULT_TOP_K), self.manifest.labels)
 
     def preprocessor(self):
         from function.preprocessing.image import ImagePreprocessor  # noqa: PLC0415  (Pillow only where needed)
@@ -86,21 +86,10 @@ class ImageClassification(Task):
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         if self.manifest.multi_label:
             return multi_label_results(self, outputs["scores"], options)
-        top_k = self.top_k(options)
-        results = []
-        for row in probabilities(outputs["scores"], self.manifest.output):
-            best = ranked(row, self.manifest.labels, top_k)
-            results.append({"label": best[0]["label"], "score": best[0]["score"], "top_k": best})
-        return results
+        return ranked_results(self, outputs["scores"], self.top_k(options))
 
     def is_valid_result(self, result: object, options: dict) -> bool:
         if self.manifest.multi_label:
             return is_multi_label_result(self, result, options)
-        labels = frozenset(self.manifest.labels)
-        if not is_label_score(result, labels) or set(result) != {"label", "score", "top_k"}:
-            return False
-        ranking = result.get("top_k")
-        return (isinstance(ranking, list) and len(ranking) == self.top_k(options)
-                and all(is_label_score(entry, labels) for entry in ranking)
-                and ranking[0] == {"label": result["label"], "score": result["score"]})
+        return is_ranked_result(self, result, self.top_k(options))
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from function.devserver.cors import CorsPolicy
 from tests.support.cloudformation import deployed
 from tests.support.serverless_package import (
     DEFAULT_IMAGE, JWT_AUDIENCE, JWT_ISSUER, only, only_named, resources_of_type,
@@ -113,6 +114,17 @@ def test_no_browser_origin_is_allowed_unless_listed(packages):
     assert SIGNED_REQUEST_HEADERS <= {h.lower() for h in listed["AllowHeaders"]}
     assert not listed.get("AllowCredentials")
     assert cors(resources(packages, "public"))["AllowOrigins"] == ["*"]  # only because corsOrigins=* asked for it
+
+
+def test_the_cors_settings_are_the_devserver_cors_json_s_which_the_local_server_applies(packages):
+    """One source for both: serverless.yml reads function/devserver/cors.json, and so does function/devserver/cors.py."""
+    listed = cors(resources(packages, "jwt"))
+    policy = CorsPolicy.load("https://app.example.com,https://admin.example.com")
+    assert (listed["AllowHeaders"], listed["AllowMethods"], int(listed["MaxAge"])) == (
+        list(policy.allow_headers), list(policy.allow_methods), policy.max_age)
+    assert list(policy.origins) == listed["AllowOrigins"]
+    parameter = packages("default").template["Parameters"]["CorsOrigins"]["Default"]
+    assert parameter == ",".join(CorsPolicy.load().origins) == ""  # the default: no origin, as the local server's
 
 
 def alarms(deployed_resources: dict) -> dict[str, dict]:

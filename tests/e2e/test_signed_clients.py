@@ -78,7 +78,7 @@ def test_the_documented_calls_are_signed_the_way_api_gateway_checks(endpoint, cr
     assert calls >= 6 and len(endpoint.verdicts) == calls, (calls, endpoint.verdicts)
     assert [v.error for v in endpoint.verdicts] == [""] * calls, done.stdout
     assert {v.access_key for v in endpoint.verdicts} == {credentials[0]}
-    assert {v.path for v in endpoint.verdicts} >= {"/health", "/models", "/classify", "/sentiment", "/tokenize"}
+    assert {v.path for v in endpoint.verdicts} >= {"/health", "/models", "/classify", "/classify-text", "/tokenize"}
     if len(credentials) == 3:
         assert all("x-amz-security-token" in v.signed_headers for v in endpoint.verdicts)
 

@@ -15,6 +15,7 @@ import pytest
 
 from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
+from function.devserver.cors import CorsPolicy
 from function.devserver.server import make_server
 from function.service import Service
 from tests.support.embedding_stand_in import NAME as STAND_IN, models_with_embedding
@@ -22,9 +23,11 @@ from tests.support.function_fixtures import make_service
 
 
 @contextmanager
-def serving(service: Service) -> Iterator[str]:
-    """The base URL (http://127.0.0.1:PORT) of `service` served over HTTP until the block ends."""
-    server = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes)
+def serving(service: Service, cors: CorsPolicy | None = None) -> Iterator[str]:
+    """The base URL (http://127.0.0.1:PORT) of `service` served over HTTP until the block ends; `cors`: the
+    CORS policy, as `--cors-origins` gives it."""
+    server = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes,
+                         cors)
     thread = threading.Thread(target=server.serve_forever, name="local-api", daemon=True)
     thread.start()
     try:

@@ -28,6 +28,8 @@ def route_events() -> dict[str, dict]:
         "POST /classify": post("POST", "/classify", {"image": b64(cat_jpeg())}),
         **{f"POST /classify ({fmt})": post("POST", "/classify", small_photo(fmt), f"image/{fmt.lower()}")
            for fmt in IMAGE_FORMATS},
+        "POST /classify-text": post("POST", "/classify-text", {"text": "A moving, beautifully acted story.",
+                                                                "top_k": "all"}),
         "POST /sentiment": post("POST", "/sentiment", {"text": "A moving, beautifully acted story."}),
         "POST /tokenize": post("POST", "/tokenize", {"text": "Crème brûlée, déjà vu"}),
         "POST /embed": post("POST", "/embed", {"texts": ["a cat on a sofa"]}),

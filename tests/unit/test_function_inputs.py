@@ -76,11 +76,26 @@ def test_one_or_many_keeps_order():
     assert inputs.one_or_many({"text": "solo"}, "text", "texts", str, "string", 4) == ["solo"]
 
 
-@pytest.mark.parametrize("value", [0, -1, "5", 2.5, True, None])
-def test_top_k_must_be_a_positive_integer(value):
+@pytest.mark.parametrize("value", [0, -1, "5", "ALL", 2.5, True, None])
+def test_top_k_must_be_a_positive_integer_or_all(value):
     with pytest.raises(ServingError) as caught:
-        inputs.positive_int({"top_k": value}, "top_k", 5)
+        inputs.top_k_option({"top_k": value}, 5)
     assert caught.value.code == "invalid_field"
+
+
+def test_top_k_all_and_defaults():
+    assert inputs.top_k_option({"top_k": "all"}, 5) == {"top_k": None}
+    assert inputs.top_k_option({"top_k": 3}, None) == {"top_k": 3}
+    assert inputs.top_k_option({}, 5) == {"top_k": 5}
+    assert inputs.top_k_option({}, None) == {}
+
+
+def test_only_the_fields_a_route_reads():
+    inputs.only_fields({"text": "hi", "model": "m"}, frozenset({"text", "texts", "model"}))
+    with pytest.raises(ServingError) as caught:
+        inputs.only_fields({"text": "hi", "top_k": 3}, frozenset({"text", "texts", "model"}))
+    assert (status_of(caught.value), caught.value.code, caught.value.param) == (400, "unknown_field", "top_k")
+    assert "'top_k'" in caught.value.message and "model, text, texts" in caught.value.message
 
 
 def test_query_options_for_raw_bodies():
