@@ -58,8 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "or a Keras 3 .keras file (with --sidecar)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced)")
-    parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
-                        help=f"the mode to convert and write (default: {DEFAULT_MODE})")
+    parser.add_argument("--quantization", choices=MODES,
+                        help=f"the mode to convert and write (default: {DEFAULT_MODE}; with --compare, the model "
+                             "already in OUT_DIR is kept unless this is given)")
     parser.add_argument("--representative", metavar="FILE.npz", type=Path,
                         help="inputs to calibrate int8 with: inputs_<role> arrays (inputs_<signature input name> for "
                              "task tensor), preprocessed, batch first (default: the sidecar's "
@@ -74,8 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
                              "SavedModel side by side")
     parser.add_argument("--compare", action="store_true",
-                        help="also convert, gate and time the other three modes in memory (they are not written) "
-                             "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
+                        help="convert, gate and time all five modes and put them side by side in the printed table "
+                             "and OUT_DIR's report files. A model already in OUT_DIR stays byte-identical (only its "
+                             "report files are rewritten) unless --quantization names the mode to write instead; "
+                             "an OUT_DIR without a model gets the default mode. No other mode is ever written")
     return parser
 
 
