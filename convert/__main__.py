@@ -101,9 +101,12 @@ def convert(args: argparse.Namespace) -> None:
     if args.sidecar is not None and not args.sidecar.is_file():
         raise ConversionError("bad_sidecar", f"--sidecar {args.sidecar} does not exist: pass the sidecar.json of the "
                               "model (docs/model-format.md)")
+    from convert.progress import progress  # noqa: PLC0415
+
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
         print(f"  loading {source} with Keras and exporting it with model.export()")
-        saved_model = prepare_keras_file(source, args.sidecar, Path(work))
+        with progress().step(f"loading and exporting {source.name}"):
+            saved_model = prepare_keras_file(source, args.sidecar, Path(work))
         run(saved_model, args.out_dir, source=source, **options)
 
 

@@ -20,6 +20,7 @@ from convert.input_bounds import input_bounds
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import carry_over_model, check_replaceable, served_mode_in, staged_output_dir
 from convert.preprocessing_check import check_preset, diagnose
+from convert.progress import progress
 from convert.quiet import import_tensorflow
 from convert.raw_samples import RawSamples, load_raw_samples, read_arrays
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
@@ -86,14 +87,16 @@ class ConversionJob:
         self.min_agreement = min_agreement
         self.representative_path = representative_path or (self.sidecar.representative if self.sidecar else None)
         self.stage(f"loading the SavedModel {saved_model_dir}")
-        self.info: SavedModelInfo = load_saved_model(saved_model_dir)
+        with progress().step("loading the SavedModel"):
+            self.info: SavedModelInfo = load_saved_model(saved_model_dir)
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
         # The served name: --name, else the sidecar's, else the SavedModel's (or its .keras file's) name.
         self.name = name or (self.sidecar.name if self.sidecar else
                              (source.stem if source else saved_model_dir.resolve().name))
 
     def stage(self, message: str) -> None:
-        self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
+        with progress().paused():
+            self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
 
     @cached_property
     def converter_version(self) -> str:
@@ -281,14 +284,16 @@ def _convert_modes(job: ConversionJob,
     """Every mode that produced a model (gate passed or not), and why the others produced none."""
     results: dict[str, ModeResult] = {}
     failures: dict[str, ConversionError] = {}
-    for mode in modes:
-        try:
-            results[mode] = job.convert(mode)
-        except ConversionError as error:
-            if len(modes) == 1:
-                raise
-            failures[mode] = error
-            job.stage(f"{mode}: FAILED: {error.message}")
+    with progress().step("modes", total=len(modes)) as step:
+        for mode in modes:
+            try:
+                results[mode] = job.convert(mode)
+            except ConversionError as error:
+                if len(modes) == 1:
+                    raise
+                failures[mode] = error
+                job.stage(f"{mode}: FAILED: {error.message}")
+            step.advance()
     return results, failures
 
 
@@ -349,10 +354,12 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
     served = results[mode]
     if served.gate_error is not None:
         raise served.gate_error
+    with progress().step("input bounds"):
+        bounds = input_bounds(served.content)
     model_manifest = manifest.build_manifest(
         name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, binding=job.binding, content=served.content,
         model=served.model, mode=mode, saved_model_digest=job.info.digest, converter=job.converter_version,
-        fidelity=served.as_manifest(), bounds=input_bounds(served.content))
+        fidelity=served.as_manifest(), bounds=bounds)
     with staged_output_dir(out_dir) as staging:
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)

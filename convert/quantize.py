@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 
 from convert.errors import ConversionError
+from convert.progress import progress
 from convert.quiet import import_tensorflow, quiet_native_stderr
 from convert.samples import Samples
 from convert.saved_model_inspect import SIGNATURE
@@ -104,7 +105,7 @@ def convert_saved_model(saved_model_dir: Path, mode: str, representative: Sample
     converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_dir), signature_keys=[SIGNATURE])
     _configure(converter, mode, representative)
     try:
-        with quiet_native_stderr(), warnings.catch_warnings():
+        with progress().step(f"converting to {mode}"), quiet_native_stderr(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # calibration uses the deprecated tf.lite.Interpreter and says so
             return converter.convert()
     except ConversionError:
