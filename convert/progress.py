@@ -68,6 +68,7 @@ class Progress:
         self._steps: list[Step] = []
         self._lock = threading.RLock()
         self._drawn = False
+        self._line = ""
         self._ticker: _Ticker | None = None
 
     @contextlib.contextmanager
@@ -111,8 +112,11 @@ class Progress:
             now = time.monotonic()
             line = " > ".join(step.text(now) for step in self._steps)
             width = _columns(self._stream) - 1
-            self._write(CLEAR + "  " + (line if len(line) <= width - 2 else line[:width - 5] + "..."))
-            self._drawn = True
+            line = "  " + (line if len(line) <= width - 2 else line[:width - 5] + "...")
+            if self._drawn and line == self._line:
+                return  # the ticker found nothing new to say
+            self._write(CLEAR + line)
+            self._drawn, self._line = True, line
 
     def _clear(self) -> None:
         if self._drawn:

@@ -69,7 +69,9 @@ def thumbnail(pixels: np.ndarray) -> np.ndarray:
 
 def decoded_thumbnail(data: bytes) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as image:
-        return thumbnail(np.asarray(image.convert("RGB")))
+        grey = image.mode in ("1", "L", "LA", "I", "I;16")
+        return thumbnail(np.asarray(image.convert("L" if grey else "RGB"))[..., None] if grey else
+                         np.asarray(image.convert("RGB")))
 
 
 def tensor_thumbnail(tensor: np.ndarray) -> np.ndarray:
