@@ -1,6 +1,7 @@
 """Convert a Keras SavedModel into a quantized TFLite model that LiteRT serves, and prove it still answers alike.
 
-Writes OUT_DIR/model.tflite, manifest.json (docs/model-format.md), report.json, report.md and, for text models,
+Writes OUT_DIR/model.tflite, manifest.json (docs/model-format.md), report.json, report.md, report.samples.npz (each
+sample's scores per mode: python -m convert.report_page OUT_DIR makes report.html of them) and, for text models,
 tokenizer.json. OUT_DIR appears only when the whole conversion succeeded; a failure leaves an earlier OUT_DIR as it
 was. Before anything is converted, sidecar.json is checked (strictly) and held against the SavedModel's signature. The
 fidelity gate runs the SavedModel (TensorFlow) and the converted model (LiteRT) on the sidecar's validation samples
@@ -46,6 +47,7 @@ tensor gate: per output, max error as a fraction of the output's range <= {float
 {float16:g} (float16), {dynamic:g} (dynamic and mixed), {int8:g} (int8).
 
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
+progress: on a terminal, each long step draws a count on stderr; nothing when stderr is not a terminal.
 details: docs/conversion.md
 publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
 
@@ -57,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
                              "or a Keras 3 .keras file (with --sidecar)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
-                        help="where the converted model goes (created; an earlier conversion there is replaced)")
+                        help="where the converted model goes (created; an earlier conversion there is replaced, "
+                             "except by --compare alone)")
     parser.add_argument("--quantization", choices=MODES,
                         help=f"the mode to convert and write (default: {DEFAULT_MODE}; with --compare, the model "
                              "already in OUT_DIR is kept unless this is given)")

@@ -345,15 +345,15 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
     conversion_report = _report(job, mode, results, failures)
     conversion_report.model_kept = kept_mode is not None
     log(report.markdown_table(conversion_report))
-    samples = report_samples.collect(job, mode, results)
     if kept_mode is not None:
-        _write_comparison(job, out_dir, conversion_report, samples)
+        _write_comparison(job, out_dir, conversion_report, report_samples.collect(job, mode, results))
         return conversion_report
     if mode in failures:
         raise failures[mode]
     served = results[mode]
     if served.gate_error is not None:
         raise served.gate_error
+    samples = report_samples.collect(job, mode, results)
     with progress().step("input bounds"):
         bounds = input_bounds(served.content)
     model_manifest = manifest.build_manifest(
