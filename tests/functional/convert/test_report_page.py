@@ -105,6 +105,18 @@ def test_a_text_models_page_shows_the_texts(text_saved_model, tmp_path, run_conv
     assert len(shown) == 12 and set(shown) <= set(texts)
 
 
+def test_a_tensor_models_page_plots_every_value_against_the_savedmodel(tensor_saved_model, tmp_path, run_convert,
+                                                                       capsys):
+    code, _, err = run_convert(tensor_saved_model, tmp_path / "out", "--quantization", "float16")
+    assert code == 0, err
+    with np.load(tmp_path / "out" / "report.samples.npz") as samples:
+        assert str(samples["comparison"]) == "tensor" and "labels" not in samples and "thumbnails" not in samples
+        assert samples["expected"].shape == samples["served_float16"].shape == (150, 4)  # category (3) + price (1)
+    html = page_html(tmp_path / "out", capsys)
+    assert html.count('<svg class="scatter"') == 1 and "Every output value of every sample" in html
+    assert "converted (float16)" in html and "<th>cosine</th>" in html and html.count("validation sample ") == 12
+
+
 def test_a_directory_without_samples_still_gets_its_table(compared_photo_model, tmp_path, capsys):
     older = tmp_path / "older"
     shutil.copytree(compared_photo_model, older)
