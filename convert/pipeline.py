@@ -1,6 +1,7 @@
 """One conversion from start to finish: check, probe, convert, gate, time, and write OUT_DIR atomically."""
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -284,7 +285,8 @@ def _convert_modes(job: ConversionJob,
     """Every mode that produced a model (gate passed or not), and why the others produced none."""
     results: dict[str, ModeResult] = {}
     failures: dict[str, ConversionError] = {}
-    with progress().step("modes", total=len(modes)) as step:
+    counted = progress().step("--compare: modes", total=len(modes)) if len(modes) > 1 else contextlib.nullcontext()
+    with counted as step:
         for mode in modes:
             try:
                 results[mode] = job.convert(mode)
@@ -293,7 +295,8 @@ def _convert_modes(job: ConversionJob,
                     raise
                 failures[mode] = error
                 job.stage(f"{mode}: FAILED: {error.message}")
-            step.advance()
+            if step is not None:
+                step.advance()
     return results, failures
 
 

@@ -37,12 +37,15 @@ class Step:
         self.done += count
         self._progress.draw()
 
-    def text(self, now: float) -> str:
+    def text(self, now: float, innermost: bool = True) -> str:
+        """The innermost step with its bar and seconds; the steps around it as a count, to fit one line."""
+        if not innermost:
+            return f"{self.label} {self.done}/{self.total}" if self.total else self.label
+        seconds = f"{now - self.start:.0f}s"
         if not self.total:
-            return f"{self.label} {now - self.start:.0f}s"
-        share = min(1.0, self.done / self.total)
-        filled = round(share * BAR_WIDTH)
-        return f"{self.label} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done}/{self.total}"
+            return f"{self.label} {seconds}"
+        filled = round(min(1.0, self.done / self.total) * BAR_WIDTH)
+        return f"{self.label} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done}/{self.total} {seconds}"
 
 
 def _terminal_stream() -> TextIO | None:
@@ -110,7 +113,7 @@ class Progress:
             if not self._steps:
                 return
             now = time.monotonic()
-            line = " > ".join(step.text(now) for step in self._steps)
+            line = " > ".join(step.text(now, step is self._steps[-1]) for step in self._steps)
             width = _columns(self._stream) - 1
             line = "  " + (line if len(line) <= width - 2 else line[:width - 5] + "...")
             if self._drawn and line == self._line:

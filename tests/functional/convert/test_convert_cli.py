@@ -60,7 +60,8 @@ def test_a_terminal_sees_the_progress_of_each_long_step(image_saved_model, tmp_p
     received = bytearray()
     try:
         process = subprocess.Popen([sys.executable, "-m", "convert", str(image_saved_model), str(tmp_path / "m"),
-                                    "--quantization", "mixed"], cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=slave)
+                                    "--quantization", "int8", "--compare"], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                                   stderr=slave)
         os.close(slave)
         while True:
             try:
@@ -75,7 +76,8 @@ def test_a_terminal_sees_the_progress_of_each_long_step(image_saved_model, tmp_p
     finally:
         os.close(master)
     for line in ("loading the SavedModel 0s", "converting to float32 0s", "the SavedModel [", "] 297/297",
-                 "mixed in LiteRT [", "mixed: ranking layers [", "timing [", "input bounds 0s"):
+                 "--compare: modes 3/5 > ", "mixed in LiteRT [", "mixed: ranking layers [", "converting to int8 (calibrating) [",
+                 "] 200/200", "timing [", "input bounds 0s"):
         assert line.encode() in received, line
 
 
