@@ -265,8 +265,9 @@ def write_page(model_dir: Path, output: Path | None = None) -> Path:
     return target
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m convert.report_page", description=__doc__,
+def main(argv: list[str] | None = None, prog: str = "python -m convert.report_page") -> int:
+    """`prog` is the command as typed: `python -m convert.report_page`, or `lambda-tflite report`."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model_dir", metavar="MODEL_DIR", type=Path, help="a directory convert wrote")
     parser.add_argument("--output", metavar="FILE.html", type=Path, help=f"where to write it (default: "
