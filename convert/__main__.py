@@ -1,6 +1,7 @@
 """Convert a Keras SavedModel into a quantized TFLite model that LiteRT serves, and prove it still answers alike.
 
-Writes OUT_DIR/model.tflite, manifest.json (docs/model-format.md), report.json, report.md and, for text models,
+Writes OUT_DIR/model.tflite, manifest.json (docs/model-format.md), report.json, report.md, report.samples.npz (each
+sample's scores per mode: python -m convert.report_page OUT_DIR makes report.html of them) and, for text models,
 tokenizer.json. OUT_DIR appears only when the whole conversion succeeded; a failure leaves an earlier OUT_DIR as it
 was. Before anything is converted, sidecar.json is checked (strictly) and held against the SavedModel's signature. The
 fidelity gate runs the SavedModel (TensorFlow) and the converted model (LiteRT) on the sidecar's validation samples
@@ -46,6 +47,7 @@ tensor gate: per output, max error as a fraction of the output's range <= {float
 {float16:g} (float16), {dynamic:g} (dynamic and mixed), {int8:g} (int8).
 
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
+progress: on a terminal, each long step draws a count on stderr; nothing when stderr is not a terminal.
 details: docs/conversion.md
 publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
 
@@ -57,9 +59,11 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
                              "or a Keras 3 .keras file (with --sidecar)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
-                        help="where the converted model goes (created; an earlier conversion there is replaced)")
-    parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
-                        help=f"the mode to convert and write (default: {DEFAULT_MODE})")
+                        help="where the converted model goes (created; an earlier conversion there is replaced, "
+                             "except by --compare alone)")
+    parser.add_argument("--quantization", choices=MODES,
+                        help=f"the mode to convert and write (default: {DEFAULT_MODE}; with --compare, the model "
+                             "already in OUT_DIR is kept unless this is given)")
     parser.add_argument("--representative", metavar="FILE.npz", type=Path,
                         help="inputs to calibrate int8 with: inputs_<role> arrays (inputs_<signature input name> for "
                              "task tensor), preprocessed, batch first (default: the sidecar's "
@@ -74,8 +78,10 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                              "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
                              "SavedModel side by side")
     parser.add_argument("--compare", action="store_true",
-                        help="also convert, gate and time the other three modes in memory (they are not written) "
-                             "and put all four side by side in the printed table and OUT_DIR/report.{json,md}")
+                        help="convert, gate and time all five modes and put them side by side in the printed table "
+                             "and OUT_DIR's report files. A model already in OUT_DIR stays byte-identical (only its "
+                             "report files are rewritten) unless --quantization names the mode to write instead; "
+                             "an OUT_DIR without a model gets the default mode. No other mode is ever written")
     return parser
 
 
@@ -98,9 +104,12 @@ def convert(args: argparse.Namespace) -> None:
     if args.sidecar is not None and not args.sidecar.is_file():
         raise ConversionError("bad_sidecar", f"--sidecar {args.sidecar} does not exist: pass the sidecar.json of the "
                               "model (docs/model-format.md)")
+    from convert.progress import progress  # noqa: PLC0415
+
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
         print(f"  loading {source} with Keras and exporting it with model.export()")
-        saved_model = prepare_keras_file(source, args.sidecar, Path(work))
+        with progress().step(f"loading and exporting {source.name}"):
+            saved_model = prepare_keras_file(source, args.sidecar, Path(work))
         run(saved_model, args.out_dir, source=source, **options)
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from convert.litert_model import LiteRTModel
+from convert.progress import progress
 
 WARMUP_RUNS = 10
 ROUNDS = 5
@@ -45,8 +46,8 @@ def measure_latencies(contents: dict[str, bytes], one_input: dict[str, np.ndarra
         for _ in range(WARMUP_RUNS):
             model.invoke_prepared(prepared[key])
     timings: dict[str, list[float]] = {key: [] for key in models}
-    for _ in range(ROUNDS):
-        for key, model in models.items():
+    with progress().step("timing", total=ROUNDS * len(models)) as step:
+        for key, model in ((key, model) for _ in range(ROUNDS) for key, model in models.items()):
             runs = timings[key]
             round_start = len(runs)
             deadline = time.perf_counter() + TIME_BUDGET_S / ROUNDS
@@ -55,4 +56,5 @@ def measure_latencies(contents: dict[str, bytes], one_input: dict[str, np.ndarra
                 start = time.perf_counter()
                 model.invoke_prepared(prepared[key])
                 runs.append(time.perf_counter() - start)
+            step.advance()
     return {key: _summary(runs) for key, runs in timings.items()}

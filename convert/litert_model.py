@@ -1,6 +1,7 @@
 """A converted model in LiteRT, the runtime the function uses: float in, float out, whatever the tensor types."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,8 +82,13 @@ class LiteRTModel:
         raw = self.invoke_prepared(self.prepare(inputs))
         return {name: dequantize(array, self.outputs[name].spec) for name, array in raw.items()}
 
-    def predict_batches(self, inputs: dict[str, np.ndarray], batch_size: int = 32) -> dict[str, np.ndarray]:
+    def predict_batches(self, inputs: dict[str, np.ndarray], batch_size: int = 32,
+                        advance: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+        """`advance(n)` after each batch of n (a progress count)."""
         count = len(next(iter(inputs.values())))
-        chunks = [self.predict({name: array[start:start + batch_size] for name, array in inputs.items()})
-                  for start in range(0, count, batch_size)]
+        chunks = []
+        for start in range(0, count, batch_size):
+            chunks.append(self.predict({name: array[start:start + batch_size] for name, array in inputs.items()}))
+            if advance is not None:
+                advance(min(batch_size, count - start))
         return {name: np.concatenate([chunk[name] for chunk in chunks]) for name in self.outputs}

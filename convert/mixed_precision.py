@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from convert.errors import ConversionError
+from convert.progress import progress
 
 INT8_MAX = 127  # symmetric: -127..127, zero point 0, as LiteRT's hybrid kernels expect
 
@@ -111,7 +112,11 @@ def choose(quantizer: WeightQuantizer, error: Callable[[bytes], float], passes: 
                               "for the mixed mode to quantize: use float16 or dynamic")
     everything = set(names)
     log(f"mixed: ranking {len(names)} fully connected layers by the error each adds alone in int8")
-    alone = {name: error(quantizer.content(everything - {name})) for name in names}
+    alone = {}
+    with progress().step("mixed: ranking layers", total=len(names)) as step:
+        for name in names:
+            alone[name] = error(quantizer.content(everything - {name}))
+            step.advance()
     ranked = sorted(names, key=lambda name: -alone[name])
     checked: dict[int, bytes | None] = {}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -11,6 +12,7 @@ from pathlib import Path
 from convert.errors import ConversionError
 
 MARKER = "manifest.json"  # a directory holding one is a previous conversion, safe to replace
+REPORT_PREFIX = "report."  # report.json, report.md, report.samples.npz, report.html: for people, never served
 
 
 def _directory_mode() -> int:
@@ -56,3 +58,40 @@ def staged_output_dir(out_dir: Path, marker: str = MARKER, what: str = "converte
             shutil.rmtree(previous, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def is_report_file(name: str) -> bool:
+    return name.startswith(REPORT_PREFIX)
+
+
+def served_mode_in(out_dir: Path) -> str | None:
+    """The quantization of the model an earlier conversion left in out_dir, or None when it holds no model."""
+    manifest = out_dir / MARKER
+    if not manifest.is_file():
+        return None
+    try:
+        mode = json.loads(manifest.read_text(encoding="utf-8"))["quantization"]
+    except (OSError, ValueError, KeyError, TypeError):
+        mode = None
+    if not isinstance(mode, str):
+        raise ConversionError("bad_out_dir", f"{manifest} does not say which quantization the model there has: "
+                              "pass --quantization MODE to replace it with a new conversion")
+    return mode
+
+
+def carry_over_model(out_dir: Path, staging: Path) -> list[str]:
+    """Put out_dir's model files (everything but its report files) into staging unchanged, hard-linked where the
+    file system allows (no copy of a large model), so that swapping staging in leaves them byte-identical."""
+    kept = []
+    for entry in sorted(out_dir.iterdir()):
+        if is_report_file(entry.name):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, staging / entry.name, symlinks=True)
+        else:
+            try:
+                os.link(entry, staging / entry.name)
+            except OSError:
+                shutil.copy2(entry, staging / entry.name)
+        kept.append(entry.name)
+    return kept

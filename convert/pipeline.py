@@ -1,6 +1,8 @@
 """One conversion from start to finish: check, probe, convert, gate, time, and write OUT_DIR atomically."""
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import manifest, mixed_precision, quantize, report
+from convert import manifest, mixed_precision, quantize, report, report_samples
 from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
@@ -17,8 +19,9 @@ from convert.fidelity.runs import converted_outputs, reference_outputs
 from convert.latency import Latency, measure_latencies
 from convert.input_bounds import input_bounds
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
-from convert.output_dir import check_replaceable, staged_output_dir
+from convert.output_dir import carry_over_model, check_replaceable, served_mode_in, staged_output_dir
 from convert.preprocessing_check import check_preset, diagnose
+from convert.progress import progress
 from convert.quiet import import_tensorflow
 from convert.raw_samples import RawSamples, load_raw_samples, read_arrays
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
@@ -45,6 +48,7 @@ class ModeResult:
     served: GateResult | None  # the served gate on raw samples; None when there are none
     serves_raw_inputs: bool  # an image or text model: clients send raw inputs, not tensors
     float_layers: tuple[str, ...] | None = None  # mixed: the fully connected layers kept float32
+    outputs: dict[str, np.ndarray] | None = None  # its answers to the validation inputs, for the report's samples
 
     @property
     def gate_error(self) -> ConversionError | None:
@@ -84,14 +88,16 @@ class ConversionJob:
         self.min_agreement = min_agreement
         self.representative_path = representative_path or (self.sidecar.representative if self.sidecar else None)
         self.stage(f"loading the SavedModel {saved_model_dir}")
-        self.info: SavedModelInfo = load_saved_model(saved_model_dir)
+        with progress().step("loading the SavedModel"):
+            self.info: SavedModelInfo = load_saved_model(saved_model_dir)
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
         # The served name: --name, else the sidecar's, else the SavedModel's (or its .keras file's) name.
         self.name = name or (self.sidecar.name if self.sidecar else
                              (source.stem if source else saved_model_dir.resolve().name))
 
     def stage(self, message: str) -> None:
-        self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
+        with progress().paused():
+            self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")
 
     @cached_property
     def converter_version(self) -> str:
@@ -128,11 +134,16 @@ class ConversionJob:
                           self.min_agreement)
 
     @cached_property
+    def validation_is_raw(self) -> bool:
+        """The tensor gate's inputs are the function's preprocessing of the raw samples (no tensors were given)."""
+        return self.served_gate is not None and not any(
+            key.startswith("inputs_") for key in read_arrays(self.sidecar.samples))
+
+    @cached_property
     def validation(self) -> Samples:
         if self.sidecar is None:
             return generate_samples(self.binding.inputs, self.info.inputs)
-        tensors_given = any(key.startswith("inputs_") for key in read_arrays(self.sidecar.samples))
-        if self.served_gate is not None and not tensors_given:
+        if self.validation_is_raw:
             # Raw samples alone: the tensor gate's inputs are what the function makes of them.
             self.stage(f"preprocessing {self.raw.count} raw samples with the function's own code")
             probe = self.float32_probe
@@ -189,6 +200,19 @@ class ConversionJob:
             raise diagnose(self.served_gate, probe, LiteRTModel(probe), self.sidecar.preprocessing, result)
         return result
 
+    def raw_outputs(self, result: ModeResult) -> dict[str, np.ndarray] | None:
+        """A mode's model on the function's preprocessing of the raw samples (the report's samples; not a gate)."""
+        if self.raw is None:
+            return None
+        if self.validation_is_raw:
+            return result.outputs
+        return converted_outputs(result.model, Samples(self.raw_model_inputs, None, self.raw.source), result.mode)
+
+    @cached_property
+    def raw_model_inputs(self) -> dict[str, np.ndarray]:
+        probe = self.float32_probe
+        return self.served_gate.model_inputs(probe, LiteRTModel(probe))
+
     # The mixed mode ranks layers on this many validation samples (a run per layer): minilm ranks its 36 the same on
     # 8 as on 32, 3x sooner; the gate then judges on every sample.
     MIXED_RANKING_SAMPLES = 8
@@ -234,13 +258,13 @@ class ConversionJob:
         if set(model.outputs) != set(self.info.outputs) or set(model.inputs) != set(self.info.inputs):
             raise ConversionError("converter_failed", "the converted model's signature does not match the "
                                   "SavedModel's: export the Keras model with model.export(DIR)")
-        result = self.gate.judge(self.reference, converted_outputs(model, self.validation, mode), self.validation,
-                                 mode)
+        outputs = converted_outputs(model, self.validation, mode)
+        result = self.gate.judge(self.reference, outputs, self.validation, mode)
         served = None
         if self.served_gate is not None:
             served = self.float32_served if mode == "float32" else self.served_gate.judge(content, model, mode)
         outcome = ModeResult(mode, content, model, result, served, self.serves_raw_inputs,
-                             self.mixed.float_layers if mode == "mixed" else None)
+                             self.mixed.float_layers if mode == "mixed" else None, outputs)
         summary = result.summary + (f", {served.summary}" if served else "")
         self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {summary}, gate {'pass' if outcome.gate_error is None else 'FAIL'}")
         return outcome
@@ -261,14 +285,18 @@ def _convert_modes(job: ConversionJob,
     """Every mode that produced a model (gate passed or not), and why the others produced none."""
     results: dict[str, ModeResult] = {}
     failures: dict[str, ConversionError] = {}
-    for mode in modes:
-        try:
-            results[mode] = job.convert(mode)
-        except ConversionError as error:
-            if len(modes) == 1:
-                raise
-            failures[mode] = error
-            job.stage(f"{mode}: FAILED: {error.message}")
+    counted = progress().step("--compare: modes", total=len(modes)) if len(modes) > 1 else contextlib.nullcontext()
+    with counted as step:
+        for mode in modes:
+            try:
+                results[mode] = job.convert(mode)
+            except ConversionError as error:
+                if len(modes) == 1:
+                    raise
+                failures[mode] = error
+                job.stage(f"{mode}: FAILED: {error.message}")
+            if step is not None:
+                step.advance()
     return results, failures
 
 
@@ -293,15 +321,18 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
     return conversion_report
 
 
-def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
+def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None,
         source: Path | None = None, name: str | None = None) -> report.Report:
-    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too).
+    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (default quantize.DEFAULT_MODE) and, with compare, measure
+    every mode. compare without a mode leaves a model already in OUT_DIR as it is and rewrites only its report.
     `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
-    if mode not in quantize.MODES:
+    if mode is not None and mode not in quantize.MODES:
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
+    kept_mode = served_mode_in(out_dir) if compare and mode is None else None
+    mode = kept_mode or mode or quantize.DEFAULT_MODE
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     if name is not None:
@@ -315,19 +346,27 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     if not compare and results[mode].gate_error is not None:
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
     conversion_report = _report(job, mode, results, failures)
+    conversion_report.model_kept = kept_mode is not None
     log(report.markdown_table(conversion_report))
+    if kept_mode is not None:
+        _write_comparison(job, out_dir, conversion_report, report_samples.collect(job, mode, results))
+        return conversion_report
     if mode in failures:
         raise failures[mode]
     served = results[mode]
     if served.gate_error is not None:
         raise served.gate_error
+    samples = report_samples.collect(job, mode, results)
+    with progress().step("input bounds"):
+        bounds = input_bounds(served.content)
     model_manifest = manifest.build_manifest(
         name=job.name, sidecar=job.sidecar, output_kind=job.output_kind, binding=job.binding, content=served.content,
         model=served.model, mode=mode, saved_model_digest=job.info.digest, converter=job.converter_version,
-        fidelity=served.as_manifest(), bounds=input_bounds(served.content))
+        fidelity=served.as_manifest(), bounds=bounds)
     with staged_output_dir(out_dir) as staging:
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)
+        report_samples.write(staging, samples)
         checked = verify_with_function(staging, served.model, job.validation)
         job.stage(f"the function loads {out_dir.name} and answers {checked} validation samples as the model does")
     job.stage(f"wrote {out_dir} ({mode}, sha256 {model_manifest['files'][manifest.MODEL_FILE][:12]})")
@@ -336,3 +375,25 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
     elif job.served_gate is not None:
         job.stage(f"the served path was checked: {served.served.summary}")
     return conversion_report
+
+
+def _write_comparison(job: ConversionJob, out_dir: Path, conversion_report: report.Report,
+                      samples: report_samples.ReportSamples | None) -> None:
+    """--compare without --quantization over an earlier conversion: its model files stay byte for byte as they
+    were (carried into the new directory unchanged), only the report files are new; still one atomic swap."""
+    with staged_output_dir(out_dir) as staging:
+        kept = carry_over_model(out_dir, staging)
+        report.write_report(staging, conversion_report)
+        report_samples.write(staging, samples)
+    job.stage(f"kept {', '.join(kept)} in {out_dir} as they were (the {conversion_report.served_mode} model); "
+              f"wrote the comparison to its report files (--quantization MODE would replace the model)")
+    if _source_digest(out_dir) != job.info.digest:
+        job.stage(f"note: the model kept in {out_dir} was converted from another SavedModel than this comparison's")
+
+
+def _source_digest(out_dir: Path) -> str | None:
+    try:
+        return json.loads((out_dir / manifest.MANIFEST_FILE).read_text(encoding="utf-8"))["source"][
+            "saved_model_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

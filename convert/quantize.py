@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from convert.errors import ConversionError
+from convert.progress import progress
 from convert.quiet import import_tensorflow, quiet_native_stderr
 from convert.samples import Samples
 from convert.saved_model_inspect import SIGNATURE
@@ -22,14 +24,19 @@ TENSOR_LIST_SCOPE = re.compile(r'"TensorList\w*:", "[^/"]+/([^"@]+?)/(?:while/|T
 CALIBRATION_LIMIT = 200
 
 
-def _representative_dataset(samples: Samples):
+def _calibration_count(mode: str, representative: Samples | None) -> int | None:
+    return min(representative.count, CALIBRATION_LIMIT) if mode == "int8" and representative is not None else None
+
+
+def _representative_dataset(samples: Samples, advance: Callable[[int], None]):
     def generate():
         for index in range(min(samples.count, CALIBRATION_LIMIT)):
             yield samples.one(index)
+            advance(1)
     return generate
 
 
-def _configure(converter, mode: str, representative: Samples | None) -> None:
+def _configure(converter, mode: str, representative: Samples | None, advance: Callable[[int], None]) -> None:
     tf = import_tensorflow()
 
     if mode == "float32":
@@ -42,7 +49,7 @@ def _configure(converter, mode: str, representative: Samples | None) -> None:
             raise ConversionError("no_representative_data", "int8 needs real inputs to calibrate with: pass "
                                   "--representative FILE.npz (inputs_<role> arrays) or give the SavedModel a "
                                   "sidecar.json with validation samples")
-        converter.representative_dataset = _representative_dataset(representative)
+        converter.representative_dataset = _representative_dataset(representative, advance)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         # Float inputs/outputs become int8 tensors; int32 token ids stay int32 (the converter ignores the input type
         # for integer inputs: tests/functional/convert/test_convert_manifest_contract.py shows the manifest it gives).
@@ -102,9 +109,11 @@ def convert_saved_model(saved_model_dir: Path, mode: str, representative: Sample
     tf = import_tensorflow()
 
     converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_dir), signature_keys=[SIGNATURE])
-    _configure(converter, mode, representative)
+    calibration = _calibration_count(mode, representative)
     try:
-        with quiet_native_stderr(), warnings.catch_warnings():
+        with (progress().step(f"converting to {mode}" + (" (calibrating)" if calibration else ""),
+                              total=calibration) as step, quiet_native_stderr(), warnings.catch_warnings()):
+            _configure(converter, mode, representative, step.advance)
             warnings.simplefilter("ignore")  # calibration uses the deprecated tf.lite.Interpreter and says so
             return converter.convert()
     except ConversionError:

@@ -38,6 +38,7 @@ class Report:
     converter: str
     columns: tuple[Column, ...] = ()  # the gate's columns; not saved, the rows' fidelity dicts carry the numbers
     rows: list[ReportRow] = field(default_factory=list)
+    model_kept: bool = False  # --compare without --quantization: the model already in OUT_DIR was left as it was
 
     def as_dict(self) -> dict:
         fields = asdict(self)
@@ -80,7 +81,9 @@ def markdown(report: Report) -> str:
     return (f"# Conversion report: {report.name}\n\n"
             f"Source `{report.saved_model}`{task}, converter {report.converter}, fidelity inputs: "
             f"{report.samples['count']} from {report.samples['source']}. Latency: LiteRT, 1 thread, batch 1, "
-            "warmed up.\n\n" + markdown_table(report))
+            "warmed up." + (f" The {report.served_mode} model that was in the directory was kept as it was; "
+                             "the other rows were measured and discarded." if report.model_kept else "")
+            + "\n\n" + markdown_table(report))
 
 
 def write_report(directory: Path, report: Report) -> None:

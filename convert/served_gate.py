@@ -29,6 +29,7 @@ from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarit
 from convert.fidelity.multi_label import decisions_agree
 from convert.input_bounds import input_bounds
 from convert.litert_model import LiteRTModel
+from convert.progress import progress
 from convert.quiet import quiet_native_stderr
 from convert.raw_samples import RawSamples
 from convert.sidecar import Sidecar
@@ -183,13 +184,15 @@ class ServedGate:
     def answers(self, task: Task) -> list[Result]:
         results: list[Result] = []
         items = self.raw.items
-        for start in range(0, len(items), BATCH):
-            try:
-                with quiet_native_stderr():  # LiteRT's "Created XNNPACK delegate" line on the first invoke
-                    results += task.predict(items[start:start + BATCH], {}, Timings())
-            except ServingError as error:
-                raise ConversionError("bad_samples", f"{self.raw.source}: the function refuses raw sample "
-                                      f"{start}-{start + BATCH - 1}: {error.message}") from None
+        with progress().step("raw samples through the function", total=len(items)) as step:
+            for start in range(0, len(items), BATCH):
+                try:
+                    with quiet_native_stderr():  # LiteRT's "Created XNNPACK delegate" line on the first invoke
+                        results += task.predict(items[start:start + BATCH], {}, Timings())
+                except ServingError as error:
+                    raise ConversionError("bad_samples", f"{self.raw.source}: the function refuses raw sample "
+                                          f"{start}-{start + BATCH - 1}: {error.message}") from None
+                step.advance(len(items[start:start + BATCH]))
         return results
 
     def model_inputs(self, content: bytes, model: LiteRTModel) -> dict[str, np.ndarray]:

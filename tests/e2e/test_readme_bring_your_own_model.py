@@ -107,6 +107,7 @@ def test_bring_your_own_model_runs_as_written(tmp_path):
     manifest = json.loads((folder / "models" / "my_model" / "manifest.json").read_text())
     assert manifest["fidelity"]["served"]["passed"] is True, manifest["fidelity"]
     assert "float16" in (folder / "models" / "my_model" / "report.md").read_text()  # --compare's table
+    assert "<svg" in (folder / "models" / "my_model" / "report.html").read_text()  # the report page's scatter
     serve_args = shlex.split(serve.split("#")[0])[2:]
     with command_serving([*serve_args, "--port", "0"], folder, env) as (url, first_line):
         assert "my_model" in first_line

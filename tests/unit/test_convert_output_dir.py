@@ -76,3 +76,31 @@ def test_empty_directory_is_fine_but_foreign_files_and_plain_files_are_refused(t
     with pytest.raises(ConversionError, match="is a file"), staged_output_dir(tmp_path / "file"):
         pass
     assert (tmp_path / "home" / "notes.txt").read_text() == "mine"
+
+
+def test_the_served_mode_is_read_from_an_earlier_conversions_manifest(tmp_path):
+    from convert.output_dir import served_mode_in
+
+    assert served_mode_in(tmp_path / "missing") is None and served_mode_in(tmp_path) is None
+    (tmp_path / "manifest.json").write_text('{"quantization": "int8"}')
+    assert served_mode_in(tmp_path) == "int8"
+    (tmp_path / "manifest.json").write_text('{"quantization": 8}')
+    with pytest.raises(ConversionError) as refused:
+        served_mode_in(tmp_path)
+    assert refused.value.code == "bad_out_dir" and "pass --quantization MODE to replace it" in refused.value.message
+
+
+def test_carrying_a_model_over_keeps_its_bytes_and_drops_the_report_files(tmp_path):
+    from convert.output_dir import carry_over_model
+
+    out_dir = tmp_path / "cats"
+    out_dir.mkdir()
+    files = {"model.tflite": b"\x00weights", "manifest.json": b"{}", "tokenizer.json": b'{"v": 1}',
+             "report.json": b"old", "report.md": b"old", "report.samples.npz": b"old", "report.html": b"old"}
+    for name, content in files.items():
+        (out_dir / name).write_bytes(content)
+    with staged_output_dir(out_dir) as staging:
+        assert carry_over_model(out_dir, staging) == ["manifest.json", "model.tflite", "tokenizer.json"]
+        (staging / "report.json").write_bytes(b"new")
+    assert {path.name: path.read_bytes() for path in out_dir.iterdir()} == {
+        "model.tflite": b"\x00weights", "manifest.json": b"{}", "tokenizer.json": b'{"v": 1}', "report.json": b"new"}

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -42,9 +44,41 @@ def test_missing_directory_exits_2_with_one_line(tmp_path):
 def test_real_conversion_in_a_fresh_process(image_saved_model, tmp_path):
     result = run_cli(image_saved_model, tmp_path / "model", "--quantization", "int8")
     assert result.returncode == 0, result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.stderr == ""  # stderr is not a terminal: no progress line, and no native chatter
     assert "| **int8** (served)" in result.stdout
     assert json.loads((tmp_path / "model" / "manifest.json").read_text())["fidelity"]["passed"]
+    page = subprocess.run([sys.executable, "-m", "convert.report_page", str(tmp_path / "model")], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120)  # as docs/conversion.md has it
+    assert (page.returncode, page.stdout, page.stderr) == (0, f"wrote {tmp_path / 'model' / 'report.html'}\n", "")
+
+
+@pytest.mark.slow
+def test_a_terminal_sees_the_progress_of_each_long_step(image_saved_model, tmp_path):
+    """stderr on a pty, as when a person runs convert: each long step draws its count there; stdout keeps the
+    stage lines."""
+    master, slave = pty.openpty()
+    received = bytearray()
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "convert", str(image_saved_model), str(tmp_path / "m"),
+                                    "--quantization", "int8", "--compare"], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                                   stderr=slave)
+        os.close(slave)
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # every writer closed
+                break
+            if not chunk:
+                break
+            received += chunk
+        assert process.wait(timeout=300) == 0
+        assert b"wrote " in process.stdout.read()
+    finally:
+        os.close(master)
+    for line in ("loading the SavedModel 0s", "converting to float32 0s", "the SavedModel [", "] 297/297",
+                 "--compare: modes 3/5 > ", "mixed in LiteRT [", "mixed: ranking layers [", "converting to int8 (calibrating) [",
+                 "] 200/200", "timing [", "input bounds 0s"):
+        assert line.encode() in received, line
 
 
 @pytest.mark.slow

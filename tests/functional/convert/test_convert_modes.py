@@ -24,7 +24,8 @@ def test_each_mode_writes_a_model_that_passes_the_gate(mode, image_saved_model, 
     out_dir = tmp_path / "model"
     code, out, err = run_convert(image_saved_model, out_dir, "--quantization", mode)
     assert code == 0, err
-    assert sorted(p.name for p in out_dir.iterdir()) == ["manifest.json", "model.tflite", "report.json", "report.md"]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["manifest.json", "model.tflite", "report.json", "report.md",
+                                                         "report.samples.npz"]
     manifest = json.loads((out_dir / "manifest.json").read_text())
     assert list(manifest) == ["schema", "name", "task", "labels", "output", "preprocessing", "model_file", "files",
                               "quantization", "signature", "inputs", "outputs", "source", "fidelity", "created_at"]
@@ -105,6 +106,35 @@ def test_compare_puts_every_mode_in_the_report(image_saved_model, tmp_path, run_
     assert list(out_dir.glob("*.tflite")) == [out_dir / "model.tflite"]
     assert "| **int8** (served)" in (out_dir / "report.md").read_text()
     assert out.count("| float16 |") == 1
+
+
+def test_compare_leaves_the_served_model_byte_identical(image_saved_model, tmp_path, run_convert):
+    """An int8 conversion, then --compare as README lists it: the five modes land in the report, the int8 model
+    files stay byte for byte as they were; --compare --quantization MODE is how to replace it."""
+    out_dir = tmp_path / "digits"
+    code, _, err = run_convert(image_saved_model, out_dir, "--quantization", "int8")
+    assert code == 0, err
+    model_files = ("model.tflite", "manifest.json")
+    before = {name: (out_dir / name).read_bytes() for name in model_files}
+    (out_dir / "report.html").write_text("a page of the int8 conversion")  # stale once the report changes
+
+    code, out, err = run_convert(image_saved_model, out_dir, "--compare")
+    assert code == 0, err
+    assert {name: (out_dir / name).read_bytes() for name in model_files} == before
+    assert sorted(p.name for p in out_dir.iterdir()) == ["manifest.json", "model.tflite", "report.json", "report.md",
+                                                         "report.samples.npz"]
+    report = json.loads((out_dir / "report.json").read_text())
+    assert [row["mode"] for row in report["rows"]] == ["float32", "float16", "dynamic", "mixed", "int8"]
+    assert report["served_mode"] == "int8" and report["model_kept"] is True
+    assert "| **int8** (served)" in out and "kept manifest.json, model.tflite" in out
+    samples = np.load(out_dir / "report.samples.npz")
+    assert list(samples["modes"]) == ["int8", "float32", "float16", "dynamic", "mixed"]
+    assert samples["served_float16"].shape == samples["expected"].shape == (297, 10)
+
+    code, _, err = run_convert(image_saved_model, out_dir, "--compare", "--quantization", "float16")
+    assert code == 0, err
+    assert json.loads((out_dir / "manifest.json").read_text())["quantization"] == "float16"
+    assert json.loads((out_dir / "report.json").read_text())["model_kept"] is False
 
 
 def test_min_agreement_overrides_the_modes_threshold_both_ways(image_saved_model, tmp_path, run_convert):
