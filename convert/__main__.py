@@ -23,6 +23,7 @@ from convert.fidelity.classification import THRESHOLDS  # noqa: E402
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
 from convert.fidelity.tensor import TOLERANCES  # noqa: E402
 from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
+from convert.transformer.directory import is_encoder_directory  # noqa: E402
 
 EXIT_USER_ERROR = 2
 
@@ -55,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
-                             "or a Keras 3 .keras file (with --sidecar)")
+                             "a Keras 3 .keras file (with --sidecar), or a sentence-transformers / Hugging Face "
+                             "encoder directory (config.json, model.safetensors, tokenizer.json; bert or mpnet)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced)")
     parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
@@ -88,6 +90,9 @@ def convert(args: argparse.Namespace) -> None:
     source = args.saved_model_dir
     options = dict(mode=args.quantization, representative_path=args.representative, compare=args.compare,
                    min_agreement=args.min_agreement, name=args.name)
+    if is_encoder_directory(source):
+        convert_encoder_directory(args, options)
+        return
     if source.suffix != KERAS_SUFFIX and not source.is_file():
         if args.sidecar is not None:
             raise ConversionError("bad_sidecar", f"--sidecar is for .keras files: a SavedModel directory's sidecar "
@@ -101,6 +106,34 @@ def convert(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
         print(f"  loading {source} with Keras and exporting it with model.export()")
         saved_model = prepare_keras_file(source, args.sidecar, Path(work))
+        run(saved_model, args.out_dir, source=source, **options)
+
+
+def convert_encoder_directory(args: argparse.Namespace, options: dict) -> None:
+    """A sentence-transformers / Hugging Face encoder directory: rebuilt in Keras, checked against the numpy
+    reference and exported into a temporary SavedModel (convert/transformer/prepare.py), then converted as usual."""
+    from convert.output_dir import check_replaceable  # noqa: PLC0415
+    from convert.pipeline import run  # noqa: PLC0415
+    from convert.sidecar_fields import served_name  # noqa: PLC0415
+    from convert.transformer.directory import read_encoder_directory  # noqa: PLC0415
+    from convert.transformer.prepare import prepare_encoder_directory  # noqa: PLC0415
+
+    source = args.saved_model_dir
+    for flag, value in (("--sidecar", args.sidecar), ("--representative", args.representative)):
+        if value is not None:
+            raise ConversionError("bad_option", f"{flag} is not for a Hugging Face model directory: convert writes "
+                                  f"the sidecar and samples of {source} itself; drop {flag}")
+    check_replaceable(args.out_dir)  # before the minutes a rebuild and export can take
+    name = args.name or read_encoder_directory(source).name  # every refusal about the directory comes first
+    if args.name is None:
+        try:
+            served_name(name)
+        except ConversionError:
+            raise ConversionError("bad_name", f"the directory name {name!r} cannot be a served name: pass --name "
+                                  "(1-64 letters, digits, '.', '_' or '-')") from None
+    with tempfile.TemporaryDirectory(prefix="convert-encoder-") as work:
+        print(f"  rebuilding {source} in Keras from its safetensors")
+        saved_model = prepare_encoder_directory(source, Path(work), name)
         run(saved_model, args.out_dir, source=source, **options)
 
 
