@@ -21,16 +21,18 @@ from convert.transformer.weights import LAYER_PARTS, RELATIVE_BIAS, load_weights
 ROWS_PER_PASS = 8
 
 
-def mpnet_bucket(query: int, key: int, buckets: int, max_distance: int = 128) -> int:
-    """MPNet's relative-position bucket of one (query, key) pair, as its paper's T5-style scheme defines it."""
-    half = buckets // 2
-    bucket = half if key > query else 0
-    distance = abs(key - query)
-    exact = half // 2
-    if distance < exact:
-        return bucket + distance
-    scaled = exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (half - exact))
-    return bucket + min(scaled, half - 1)
+def mpnet_buckets(length: int, buckets: int, max_distance: int = 128) -> np.ndarray:
+    """MPNet's relative-position bucket of every (query, key) pair of a `length`-token text, as its T5-style scheme
+    defines it: keys after the query in the upper half of the buckets; within each half, distances below a quarter
+    of the buckets exactly, longer ones on a log scale up to max_distance, the rest in the half's last bucket."""
+    half, exact = buckets // 2, buckets // 4
+    query, key = np.meshgrid(np.arange(length), np.arange(length), indexing="ij")
+    distance = np.abs(key - query).astype(np.float64)
+    upper = np.where(key > query, half, 0)
+    scaled = exact + np.floor(np.log(np.maximum(distance, 1.0) / exact) / math.log(max_distance / exact)
+                              * (half - exact))
+    far = np.minimum(scaled, half - 1)
+    return (upper + np.where(distance < exact, distance, far)).astype(np.int64)
 
 
 class EncoderReference:
@@ -63,8 +65,7 @@ class EncoderReference:
         if not self.config.relative_buckets:
             return 0.0
         if length not in self._buckets:
-            self._buckets[length] = np.array([[mpnet_bucket(q, k, self.config.relative_buckets)
-                                               for k in range(length)] for q in range(length)])
+            self._buckets[length] = mpnet_buckets(length, self.config.relative_buckets)
         return self._w(RELATIVE_BIAS)[self._buckets[length]].transpose(2, 0, 1)
 
     def _part(self, index: int, part: str) -> str:
