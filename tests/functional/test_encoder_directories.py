@@ -12,6 +12,10 @@ on 2 cores, most of it the TFLite converter on 110M parameters."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -145,3 +149,33 @@ def test_paraphrase_ranking_equals_sentence_transformers(service, source_dirs, m
     assert ranked.correct == reference.correct
     np.testing.assert_array_equal(ranked.margins > 0, reference.margins > 0)
     np.testing.assert_allclose(ranked.margins, reference.margins, atol=1e-3)
+
+
+def documented_command() -> str:
+    """The one command of docs/model-format.md's "Bring a sentence-transformers model" (README.md shows it too)."""
+    doc = (REPO / "docs" / "model-format.md").read_text(encoding="utf-8")
+    start = doc.index("\n### Bring a sentence-transformers model\n")
+    section = doc[start:doc.index("\n### ", start + 1)]
+    block = section[section.index("```bash\n") + len("```bash\n"):]
+    commands = block[:block.index("```")].strip().splitlines()
+    assert len(commands) == 1
+    return commands[0]
+
+
+def test_the_documented_command_converts_a_directory_as_written(tmp_path):
+    """Run exactly as docs/model-format.md (and README.md) write it, on the MiniLM directory copied under the
+    documented name; the default mode for such a directory passes its gate and the model is served."""
+    command = documented_command()
+    assert f"`{command}`" in (REPO / "README.md").read_text(encoding="utf-8")
+    source, copy = minilm_directory(), tmp_path / "my-sentence-transformer"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("model.safetensors", "__pycache__"))
+    os.symlink(source / "model.safetensors", copy / "model.safetensors")
+    os.symlink(REPO / ".venv", tmp_path / ".venv")
+    run = subprocess.run(shlex.split(command), cwd=tmp_path, capture_output=True, text=True, timeout=1800,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 0, run.stderr
+    manifest = json.loads((tmp_path / "models" / "my-sentence-transformer" / "manifest.json").read_text())
+    assert manifest["name"] == "my-sentence-transformer" and manifest["quantization"] == "float16"
+    status, body = call(make_service(ModelRegistry(tmp_path / "models")), "POST", "/embed",
+                        {"text": "A man is playing a guitar.", "model": "my-sentence-transformer"})
+    assert status == 200 and body["dimensions"] == 384
