@@ -35,6 +35,23 @@ def mpnet_buckets(length: int, buckets: int, max_distance: int = 128) -> np.ndar
     return (upper + np.where(distance < exact, distance, far)).astype(np.int64)
 
 
+def pool_tokens(hidden: np.ndarray, attention_mask: np.ndarray, mode: str) -> np.ndarray:
+    """sentence-transformers' pooling of (batch, length, hidden) over the tokens whose mask is 1."""
+    mask = np.asarray(attention_mask, dtype=np.float64)[:, :, None]
+    counts = np.maximum(mask.sum(axis=1), 1e-9)
+    if mode == "cls":
+        return hidden[:, 0]
+    if mode == "max":
+        return np.where(mask > 0, hidden, -np.inf).max(axis=1)
+    if mode == "lasttoken":
+        last = mask[:, :, 0].sum(axis=1).astype(int) - 1
+        return hidden[np.arange(len(hidden)), last]
+    if mode not in ("mean", "mean_sqrt_len"):
+        raise ValueError(f"pooling mode {mode!r}")
+    total = (hidden * mask).sum(axis=1)
+    return total / (np.sqrt(counts) if mode == "mean_sqrt_len" else counts)
+
+
 class EncoderReference:
     def __init__(self, directory: Path, pooling: str = "mean", config: EncoderConfig | None = None):
         self.config = config or read_config(directory)
@@ -112,26 +129,13 @@ class EncoderReference:
             x = self._feed_forward(self._attention(x, padding, index), index)
         return x
 
-    def pool(self, hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
-        mask = np.asarray(attention_mask, dtype=np.float64)[:, :, None]
-        counts = np.maximum(mask.sum(axis=1), 1e-9)
-        if self.pooling == "cls":
-            return hidden[:, 0]
-        if self.pooling == "max":
-            return np.where(mask > 0, hidden, -np.inf).max(axis=1)
-        if self.pooling == "lasttoken":
-            last = mask[:, :, 0].sum(axis=1).astype(int) - 1
-            return hidden[np.arange(len(hidden)), last]
-        total = (hidden * mask).sum(axis=1)
-        return total / (np.sqrt(counts) if self.pooling == "mean_sqrt_len" else counts)
-
     def embed(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         """(batch, hidden) float64: the pooled last hidden state of each row."""
         vectors = []
         for start in range(0, len(input_ids), ROWS_PER_PASS):
             rows = slice(start, start + ROWS_PER_PASS)
-            vectors.append(self.pool(self.last_hidden_state(input_ids[rows], attention_mask[rows]),
-                                     attention_mask[rows]))
+            vectors.append(pool_tokens(self.last_hidden_state(input_ids[rows], attention_mask[rows]),
+                                        attention_mask[rows], self.pooling))
         return np.concatenate(vectors) if vectors else np.zeros((0, self.hidden))
 
     def embed_each(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
