@@ -66,10 +66,9 @@ def _modules(directory: Path) -> list[dict]:
                               "SentenceTransformer.save()")
     modules = sorted(modules, key=lambda m: m.get("idx", 0))
     kinds = [m["type"].removeprefix(MODULE_PREFIX) for m in modules]
-    expected = [TRANSFORMER, POOLING, NORMALIZE][:len(kinds)]
     if kinds not in ([TRANSFORMER, POOLING], [TRANSFORMER, POOLING, NORMALIZE]):
-        raise ConversionError("unsupported_module", f"{path}: modules {', '.join(kinds)}: convert serves "
-                              f"{' -> '.join(expected[:2])} (-> {NORMALIZE}), with no other module")
+        raise ConversionError("unsupported_module", f"{path}: modules {' -> '.join(kinds)}: convert serves "
+                              f"{TRANSFORMER} -> {POOLING} (-> {NORMALIZE}), with no other module")
     return [{"type": kind, "path": module.get("path", "")} for kind, module in zip(kinds, modules, strict=True)]
 
 
