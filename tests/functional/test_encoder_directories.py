@@ -7,7 +7,7 @@ function and held against sentence-transformers' own `encode` (run in .venv-refe
   tokens, and rank the paraphrase set exactly as sentence-transformers does;
 - both are listed in /models under their own names and dimensions and answer /v1/embeddings.
 
-Converted in float32 (the other modes' cosines are convert --compare's report). The MPNet conversion takes ~2-3 min
+Converted in float32 (the other modes' cosines are convert --compare's report). The MPNet conversion takes ~4 min of CPU
 on 2 cores, most of it the TFLite converter on 110M parameters."""
 from __future__ import annotations
 
