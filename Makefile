@@ -53,10 +53,10 @@ saved_model/%/.built: saved_model/recipes/%.py $(RECIPE_COMMON) $(VENV)/.install
 # Recipe helpers that only some models use.
 saved_model/efficientnet_lite0/.built: saved_model/recipes/photos.py saved_model/recipes/torch_checkpoint.py
 saved_model/sentiment/.built: saved_model/recipes/minilm_encoder.py saved_model/recipes/vader_corpus.py \
-	saved_model/recipes/safetensors_reader.py
+	$(wildcard convert/transformer/*.py)
 saved_model/minilm/.built: saved_model/recipes/minilm_encoder.py saved_model/recipes/minilm_reference.py \
 	saved_model/recipes/paraphrase_set.py saved_model/recipes/data/paraphrases.json \
-	saved_model/recipes/vader_corpus.py saved_model/recipes/safetensors_reader.py
+	saved_model/recipes/vader_corpus.py $(wildcard convert/transformer/*.py)
 
 models/%/manifest.json: saved_model/%/.built $(CONVERT_SOURCES)
 	@$(PY) -m convert saved_model/$* models/$* --quantization $(QUANTIZATION_$*)

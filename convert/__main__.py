@@ -24,8 +24,12 @@ from convert.fidelity.classification import THRESHOLDS  # noqa: E402
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
 from convert.fidelity.tensor import TOLERANCES  # noqa: E402
 from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
+from convert.transformer.directory import is_encoder_directory  # noqa: E402
 
 EXIT_USER_ERROR = 2
+# A BERT-style encoder's dynamic-range (int8 weight) conversion misses the cosine gate (docs/conversion.md, minilm);
+# float16 weights pass it in every model tried, at half the size.
+ENCODER_DEFAULT_MODE = "float16"
 
 MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel a classifier's gate
 accepts; a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
@@ -57,13 +61,15 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
-                             "or a Keras 3 .keras file (with --sidecar)")
+                             "a Keras 3 .keras file (with --sidecar), or a sentence-transformers / Hugging Face "
+                             "encoder directory (config.json, model.safetensors, tokenizer.json; bert or mpnet)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced, "
                              "except by --compare alone)")
     parser.add_argument("--quantization", choices=MODES,
-                        help=f"the mode to convert and write (default: {DEFAULT_MODE}; with --compare, the model "
-                             "already in OUT_DIR is kept unless this is given)")
+                        help=f"the mode to convert and write (default: {DEFAULT_MODE}; {ENCODER_DEFAULT_MODE} for a "
+                             "sentence-transformers directory, whose dynamic-range weights miss the cosine gate; with "
+                             "--compare, the model already in OUT_DIR is kept unless this is given)")
     parser.add_argument("--representative", metavar="FILE.npz", type=Path,
                         help="inputs to calibrate int8 with: inputs_<role> arrays (inputs_<signature input name> for "
                              "task tensor), preprocessed, batch first (default: the sidecar's "
@@ -92,8 +98,14 @@ def convert(args: argparse.Namespace) -> None:
     from convert.pipeline import run  # noqa: PLC0415
 
     source = args.saved_model_dir
-    options = dict(mode=args.quantization, representative_path=args.representative, compare=args.compare,
+    encoder = is_encoder_directory(source)
+    # No --quantization: the kind of model's default, or with --compare the model already in OUT_DIR (pipeline.run).
+    options = dict(mode=args.quantization, default_mode=ENCODER_DEFAULT_MODE if encoder else DEFAULT_MODE,
+                   representative_path=args.representative, compare=args.compare,
                    min_agreement=args.min_agreement, name=args.name)
+    if encoder:
+        convert_encoder_directory(args, options)
+        return
     if source.suffix != KERAS_SUFFIX and not source.is_file():
         if args.sidecar is not None:
             raise ConversionError("bad_sidecar", f"--sidecar is for .keras files: a SavedModel directory's sidecar "
@@ -110,6 +122,34 @@ def convert(args: argparse.Namespace) -> None:
         print(f"  loading {source} with Keras and exporting it with model.export()")
         with progress().step(f"loading and exporting {source.name}"):
             saved_model = prepare_keras_file(source, args.sidecar, Path(work))
+        run(saved_model, args.out_dir, source=source, **options)
+
+
+def convert_encoder_directory(args: argparse.Namespace, options: dict) -> None:
+    """A sentence-transformers / Hugging Face encoder directory: rebuilt in Keras, checked against the numpy
+    reference and exported into a temporary SavedModel (convert/transformer/prepare.py), then converted as usual."""
+    from convert.output_dir import check_replaceable  # noqa: PLC0415
+    from convert.pipeline import run  # noqa: PLC0415
+    from convert.sidecar_fields import served_name  # noqa: PLC0415
+    from convert.transformer.directory import read_encoder_directory  # noqa: PLC0415
+    from convert.transformer.prepare import prepare_encoder_directory  # noqa: PLC0415
+
+    source = args.saved_model_dir
+    for flag, value in (("--sidecar", args.sidecar), ("--representative", args.representative)):
+        if value is not None:
+            raise ConversionError("bad_option", f"{flag} is not for a Hugging Face model directory: convert writes "
+                                  f"the sidecar and samples of {source} itself; drop {flag}")
+    check_replaceable(args.out_dir)  # before the minutes a rebuild and export can take
+    name = args.name or read_encoder_directory(source).name  # every refusal about the directory comes first
+    if args.name is None:
+        try:
+            served_name(name)
+        except ConversionError:
+            raise ConversionError("bad_name", f"the directory name {name!r} cannot be a served name: pass --name "
+                                  "(1-64 letters, digits, '.', '_' or '-')") from None
+    with tempfile.TemporaryDirectory(prefix="convert-encoder-") as work:
+        print(f"  rebuilding {source} in Keras from its safetensors")
+        saved_model = prepare_encoder_directory(source, Path(work), name)
         run(saved_model, args.out_dir, source=source, **options)
 
 

@@ -324,15 +324,16 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
 def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None,
-        source: Path | None = None, name: str | None = None) -> report.Report:
-    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (default quantize.DEFAULT_MODE) and, with compare, measure
-    every mode. compare without a mode leaves a model already in OUT_DIR as it is and rewrites only its report.
+        source: Path | None = None, name: str | None = None,
+        default_mode: str = quantize.DEFAULT_MODE) -> report.Report:
+    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (default: `default_mode`) and, with compare, measure every
+    mode. compare without a mode leaves a model already in OUT_DIR as it is and rewrites only its report.
     `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
     if mode is not None and mode not in quantize.MODES:
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
     kept_mode = served_mode_in(out_dir) if compare and mode is None else None
-    mode = kept_mode or mode or quantize.DEFAULT_MODE
+    mode = kept_mode or mode or default_mode
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     if name is not None:

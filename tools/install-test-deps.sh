@@ -61,3 +61,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 bash ./prepare-lambda-runtime.sh
 bash ./prepare-arm64-runtime.sh
+bash ./prepare-reference-venv.sh

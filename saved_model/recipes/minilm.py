@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from convert.transformer.model import build_encoder
 from saved_model.recipes import minilm_encoder, paraphrase_set
 from saved_model.recipes.common import SEED, seed_everything, stage, write_saved_model
 from saved_model.recipes.minilm_reference import MiniLMReference, cosine
@@ -45,17 +46,10 @@ def make_tokenizer():
 
 
 def build_model(weights: dict[str, np.ndarray]):
-    """(input_ids, attention_mask) int32 [batch, seq] -> masked mean of the last hidden state, [batch, 384]."""
-    import keras  # noqa: PLC0415
-
-    embeddings, blocks, mask_bias, mean_pool = minilm_encoder.make_layers(MAX_LENGTH, weights, dropout=0.0)
-    ids = keras.Input((None,), dtype="int32", name=INPUT_NAMES[0])
-    mask = keras.Input((None,), dtype="int32", name=INPUT_NAMES[1])
-    bias = mask_bias(mask)
-    hidden = embeddings(ids)
-    for block in blocks:
-        hidden = block(hidden, bias)
-    return keras.Model([ids, mask], mean_pool(hidden, mask), name=NAME)
+    """(input_ids, attention_mask) int32 [batch, seq] -> masked mean of the last hidden state, [batch, 384]:
+    convert's builder for sentence-transformers directories (convert/transformer/model.py), with this model's
+    config.json, mean pooling and MAX_LENGTH."""
+    return build_encoder(minilm_encoder.config(), weights, MAX_LENGTH, "mean", name=NAME)
 
 
 def token_counts(tokenizer, texts: list[str]) -> np.ndarray:

@@ -5,7 +5,7 @@ import struct
 import numpy as np
 import pytest
 
-from saved_model.recipes.safetensors_reader import SafetensorsError, load_tensors
+from convert.transformer.safetensors_reader import SafetensorsError, load_tensors
 
 
 def write_safetensors(path, tensors: dict[str, np.ndarray], dtype_names: dict[str, str]):
