@@ -231,8 +231,8 @@ def _answers(service: Service, run: Run, inputs: dict[int, object], timings: Tim
     try:
         prediction = routed_results(service.registry, run.task, service.store, [inputs[i] for i in indexes],
                                     task_options(run.options), timings, fields)
-        return {index: Prediction([result], [cached], prediction.task) for index, result, cached
-                in zip(indexes, prediction.results, prediction.cached)}
+        return {index: Prediction([result], [cached], prediction.task_of(position)) for position, (index, result, cached)
+                in enumerate(zip(indexes, prediction.results, prediction.cached))}
     except ServingError as exc:
         if outcome_of(exc) == NOT_FINISHED or len(indexes) == 1:
             return dict.fromkeys(indexes, exc)

@@ -24,7 +24,8 @@ def describe_classify(deployment: Deployment) -> Operation:
     body = {"type": "object", **constraint,
             "properties": {**properties, "model": model, "top_k": top_k, "threshold": spec.THRESHOLD}}
     prediction = {"oneOf": [spec.obj({"label": spec.STRING, "score": spec.PROBABILITY,
-                                      "top_k": spec.array(spec.LABEL_SCORE, minItems=1), "cached": spec.CACHED}),
+                                      "top_k": spec.array(spec.LABEL_SCORE, minItems=1), "cached": spec.CACHED,
+                                      "model_version": spec.INPUT_VERSION}, ["label", "score", "top_k", "cached"]),
                             spec.MULTI_LABEL]}
     return spec.Operation(
         summary="Classify one image or a batch of images",
@@ -55,7 +56,8 @@ def _texts_operation(deployment: Deployment, model: dict, response: dict, option
 
 def describe_sentiment(deployment: Deployment) -> Operation:
     prediction = {"oneOf": [spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The "
-                                                                      "probability of label."}, "cached": spec.CACHED}),
+                                                                      "probability of label."}, "cached": spec.CACHED,
+                                      "model_version": spec.INPUT_VERSION}, ["label", "score", "cached"]),
                             spec.MULTI_LABEL]}
     return _texts_operation(
         deployment, spec.model_field(deployment, text.TASK),
@@ -86,7 +88,8 @@ def describe_embed(deployment: Deployment) -> Operation:
     normalize = {**spec.BOOLEAN, "default": True,
                  "description": "L2-normalise each vector, so that cosine similarity is a dot product."}
     embedding = spec.obj({"embedding": spec.array({"type": "number"}, minItems=1), "tokens": spec.COUNT,
-                          "truncated": spec.BOOLEAN, "cached": spec.CACHED})
+                          "truncated": spec.BOOLEAN, "cached": spec.CACHED, "model_version": spec.INPUT_VERSION},
+                         ["embedding", "tokens", "truncated", "cached"])
     return spec.Operation(
         summary="Sentence embeddings of one text or a batch",
         description="One vector per text, in input order, from a text_embedding model.",

@@ -35,9 +35,13 @@ LABEL_SCORE = {"type": "object", "required": ["label", "score"], "additionalProp
 THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
              "description": "Multi-label models only: answer every label scoring at least this (refused for a "
                             "model that answers with one label)."}
+# Present only when a canary answered some inputs of a batch and the stable version the others.
+INPUT_VERSION = {**SHA256, "description": "The serving version that answered this input, when the inputs of the "
+                 "batch were answered by different versions (a canary's share is chosen per input)."}
 MULTI_LABEL = {"type": "object", "required": ["labels", "cached"], "additionalProperties": False,
                "description": "A multi-label model's answer: every label at or above the threshold, best first.",
-               "properties": {"labels": {"type": "array", "items": LABEL_SCORE}, "cached": CACHED}}
+               "properties": {"labels": {"type": "array", "items": LABEL_SCORE}, "cached": CACHED,
+                              "model_version": INPUT_VERSION}}
 
 
 def obj(properties: dict, required: list[str] | None = None, **extra) -> dict:
