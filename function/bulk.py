@@ -2,7 +2,8 @@
 Distributed Map worker (entry/distributed_map.py) and the S3 Batch Operations worker (entry/s3_batch.py).
 
 A `Run` says what to do with every item: the route (one of function/async_routes.py's, which the router's table
-gives), its model and its options, checked once per batch as an HTTP request's would be. An `Item` names an S3 object (its bytes are the image, or the text in UTF-8) or carries a text.
+gives), its model and its options, checked once per batch as an HTTP request's would be. An `Item` names an S3
+object (its bytes are the image, or the text in UTF-8) or carries a text.
 Per batch: every object is read (within MAX_BODY_BYTES), what was read is answered through the result cache as one
 batch (inference.cached_results: duplicates, reruns and retried batches are computed once), and each item's
 answer, the route's own JSON for that one input, is written to its result key (`object_item`). Each item ends as one
@@ -231,8 +232,8 @@ def _answers(service: Service, run: Run, inputs: dict[int, object], timings: Tim
     try:
         prediction = routed_results(service.registry, run.task, service.store, [inputs[i] for i in indexes],
                                     task_options(run.options), timings, fields)
-        return {index: Prediction([result], [cached], prediction.task_of(position)) for position, (index, result, cached)
-                in enumerate(zip(indexes, prediction.results, prediction.cached))}
+        return {index: Prediction([result], [cached], prediction.task_of(position))
+                for position, (index, result, cached) in enumerate(zip(indexes, prediction.results, prediction.cached))}
     except ServingError as exc:
         if outcome_of(exc) == NOT_FINISHED or len(indexes) == 1:
             return dict.fromkeys(indexes, exc)

@@ -29,8 +29,9 @@ from function.model.manifest import ManifestError, parse_manifest
 log = logging.getLogger("function")
 
 UNREADABLE_ENTRY = "unreadable-entry"  # the version GET /models shows for an index entry that cannot be read
-# What S3 may cost a request, or a refresh check: one attempt, a connect and each read waiting at most this long.
-REQUEST_LIMITS = {"connect_timeout": 1.0, "read_timeout": 1.0, "max_attempts": 1}
+# What S3 may cost a request, or a refresh check: one attempt, a connect and each read waiting at most 1 s, and the
+# whole operation (a model's every file, however S3 trickles them) at most 2.5 s: a request never waits 3 s for S3.
+REQUEST_LIMITS = {"connect_timeout": 1.0, "read_timeout": 1.0, "max_attempts": 1, "deadline_seconds": 2.5}
 
 
 class S3ModelSource(ModelSource):

@@ -5,7 +5,9 @@
   S3's own throttling error (503 SlowDown) instead: a transient failure the client may retry, and those `deny`
   names, which get 403 AccessDenied: a refusal for good, as a bucket policy or a missing grant gives;
 - "down": S3 is gone: every connection, open or new, is closed at once (the client sees it dropped or reset);
-- "hung": S3 accepts connections and never answers: what the client sends is read and thrown away.
+- "hung": S3 accepts connections and never answers: what the client sends is read and thrown away;
+- "trickle": S3 answers, its headers at once and its body one byte every TRICKLE_SECONDS: each read gets a byte
+  well within any per-read timeout, so only a deadline for the whole call ends it.
 
 `with S3Proxy(aws.endpoint) as proxy:` point a client at `proxy.url`, then `proxy.mode = "hung"` or
 `proxy.slow_down("GET", "/bucket/key", times=1)`; `proxy.refused` lists the requests answered with an error.
@@ -18,10 +20,13 @@ import http.client
 import socket
 import struct
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
-MODES = ("up", "down", "hung")
+MODES = ("up", "down", "hung", "trickle")
+TRICKLE_SECONDS = 0.1
+TRICKLE_LIMIT_SECONDS = 10.0  # a trickled answer is cut (the connection closed) after this long, whatever it was
 SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
              b"<Message>Please reduce your request rate.</Message></Error>")
 ACCESS_DENIED = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
@@ -55,7 +60,7 @@ class S3Proxy:
         assert mode in MODES, mode
         with self._lock:
             self._mode = mode
-            if mode != "up":  # connections already open break too: a kept-alive one must not escape the fault
+            if mode not in ("up", "trickle"):  # connections already open break too: a kept-alive one must not escape
                 self._shut_open()
 
     def slow_down(self, method: str, path: str, times: int = 1) -> None:
@@ -130,7 +135,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _request(self) -> None:
         proxy: S3Proxy = self.server.proxy
-        if proxy.mode != "up":
+        if proxy.mode not in ("up", "trickle"):
             self.close_connection = True
             if proxy.mode == "hung":
                 while self.connection.recv(65536):
@@ -150,12 +155,12 @@ class _Handler(BaseHTTPRequestHandler):
             status, answer_headers, answer = response.status, response.getheaders(), response.read()
         finally:
             upstream.close()
-        if proxy.mode != "up":  # the fault came while S3 answered: the answer is lost with the connection
+        if proxy.mode not in ("up", "trickle"):  # the fault came while S3 answered: the answer is lost with it
             self.close_connection = True
             return
-        self._answer(status, answer_headers, answer)
+        self._answer(status, answer_headers, answer, trickle=proxy.mode == "trickle")
 
-    def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+    def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes, trickle: bool = False) -> None:
         bodiless = self.command == "HEAD" or status in (204, 304)  # their content-length is S3's, kept as is
         self.send_response(status)
         for name, value in headers:
@@ -164,7 +169,20 @@ class _Handler(BaseHTTPRequestHandler):
         if not bodiless:
             self.send_header("content-length", str(len(body)))
         self.end_headers()
-        if not bodiless:
+        if bodiless:
+            return
+        if not trickle:
             self.wfile.write(body)
+            return
+        self.wfile.flush()
+        proxy: S3Proxy = self.server.proxy
+        ends = time.monotonic() + TRICKLE_LIMIT_SECONDS
+        for byte in body:  # until the client gives up (the write fails), the proxy stops or the limit comes
+            if proxy._stopping or proxy.mode != "trickle" or time.monotonic() > ends:
+                self.close_connection = True
+                return
+            time.sleep(TRICKLE_SECONDS)
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _request
