@@ -116,8 +116,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "method_not_allowed": ErrorCode(MethodNotAllowed, "the path exists with another method; the Allow header "
                                     "names it"),
     "body_too_large": ErrorCode(PayloadTooLarge, "the (decoded) body is over MAX_BODY_BYTES"),
-    "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels "
-                                 "(refused before decoding)"),
+    "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels, or "
+                                 "pixels whose decoding would take more than 200 MB (16-bit or float pixels near the "
+                                 "pixel cap): refused before decoding"),
     "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images, MAX_TEXT_BATCH texts or "
                                  "MAX_TENSOR_BATCH tensor instances"),
     "text_too_large": ErrorCode(PayloadTooLarge, "a text over MAX_TEXT_CHARS characters"),
