@@ -237,3 +237,18 @@ def test_a_result_write_s3_refuses_for_good_is_a_permanent_failure_not_a_retry(a
                                                    model="digits"), None)  # no BatchNotFinished
     assert [(entry["item"], entry["code"]) for entry in summary["failed"]] == [("0.png", "AccessDenied")]
     assert summary["answered"] == 1
+
+
+# ---- case 11: an upload event whose size is no integer -----------------------------------------------------------
+
+@pytest.mark.parametrize("size", [float("inf"), float("nan"), 1e300, "12", True, None, [3]],
+                         ids=["infinity", "nan", "huge-float", "text", "bool", "null", "list"])
+def test_an_upload_whose_size_is_not_an_integer_is_read_and_checked_by_its_own_length(aws, buckets,  # noqa: F811
+                                                                                       door_service, size):
+    source, results = buckets
+    (png,) = digit_pngs(1)
+    aws.s3.put_object(Bucket=source, Key="uploads/s.png", Body=png)
+    event = s3_object_created(source, "uploads/s.png", len(png))
+    event["Records"][0]["s3"]["object"]["size"] = size
+    (outcome,) = handle_event(door_service, event, None)["uploads"]
+    assert outcome["outcome"] == "classified"
