@@ -31,6 +31,7 @@ from function.errors import ServingError, body_too_large, quoted, refuse
 from function.http_errors import api_error_body, status_of
 from function.inference import Prediction, routed_results
 from function.log import Timings
+from function.metrics import metric_fields
 from function.responses import json_response
 from function.routes import text
 from function.routes.context import RouteContext
@@ -161,7 +162,8 @@ def _malformed(item: Item, problem: str) -> Item:
     return Item(item.name, problem=refuse("invalid_item", f"The item {item.name} {problem}."))
 
 
-def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str) -> list[Outcome]:
+def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str,
+                 lambda_request_id: str = "") -> list[Outcome]:
     """One Outcome per item, in order; every answer and refusal is written before this returns."""
     started, timings, fields = time.perf_counter(), Timings(), {}
     outcomes: list[Outcome | None] = [None] * len(items)
@@ -185,8 +187,13 @@ def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str)
             if outcome.status != NOT_FINISHED and outcome.item.result_key:
                 _write(service, run, outcome)
     counts = {status: sum(o.status == status for o in outcomes) for status in OUTCOMES}
-    fields.update(engine=engine, items=len(items), **counts,
+    # As an HTTP request's line: a route, the status a client would have seen for the batch (500 while some item is
+    # not finished), the container's cold start when this is its first event, and the EMF block that makes the line
+    # the batch's metrics (stage times and the token count included).
+    fields.update(lambda_request_id=lambda_request_id, route=f"bulk:{engine}", engine=engine, items=len(items),
+                  **counts, status=500 if counts[NOT_FINISHED] else 200, cold_start=service.first_call(),
                   timings_ms={**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)})
+    fields.update(metric_fields(fields, service.settings.metrics))
     log.info("bulk batch", extra={"fields": fields})
     return outcomes
 

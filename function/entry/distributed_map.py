@@ -29,7 +29,7 @@ MAX_MESSAGE_CHARS = 200
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     run, bucket = run_of_batch(service, event["BatchInput"])
     items = [item_of(run, bucket, value, index) for index, value in enumerate(event["Items"])]
-    outcomes = answer_items(service, run, items, "distributed_map")
+    outcomes = answer_items(service, run, items, "distributed_map", lambda_request_id)
     unfinished = [o for o in outcomes if o.status == NOT_FINISHED]
     if unfinished:
         raise BatchNotFinished(f"{len(unfinished)} of {len(outcomes)} items not finished, to be tried again: "

@@ -39,7 +39,7 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     else:
         items = [_item(run, task, version) for task in tasks]
         results = [_result(task, RESULT_CODES[o.status], _result_string(o))
-                   for task, o in zip(tasks, answer_items(service, run, items, "s3_batch_operations"))]
+                   for task, o in zip(tasks, answer_items(service, run, items, "s3_batch_operations", lambda_request_id))]
     return {"invocationSchemaVersion": version, "treatMissingKeysAs": "PermanentFailure",
             "invocationId": event.get("invocationId"), "results": results}
 

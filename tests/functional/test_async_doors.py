@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
 import shutil
 from pathlib import Path
 from urllib.parse import quote, quote_plus
@@ -252,3 +253,25 @@ def test_an_upload_whose_size_is_not_an_integer_is_read_and_checked_by_its_own_l
     event["Records"][0]["s3"]["object"]["size"] = size
     (outcome,) = handle_event(door_service, event, None)["uploads"]
     assert outcome["outcome"] == "classified"
+
+
+# ---- case 12: a bulk batch's line is an event's line ------------------------------------------------------------
+
+@pytest.mark.parametrize("door", ["distributed_map", "s3_batch_operations"])
+def test_a_containers_first_event_as_a_batch_reports_its_cold_start_and_its_metrics(aws, buckets, door_service,  # noqa: F811
+                                                                                    door, caplog):
+    source, results = buckets
+    aws.s3.put_object(Bucket=source, Key="t.txt", Body=b"What a wonderful film.")
+    event = (map_batch(source, [{"Key": "t.txt"}], results, task="sentiment") if door == "distributed_map"
+             else batch_operations([(source, "t.txt", None)], task="sentiment"))
+    with caplog.at_level(logging.INFO, logger="function"):
+        handle_event(door_service, event, None)
+        call(door_service, "GET", "/health")
+    (batch,) = [record.fields for record in caplog.records if record.getMessage() == "bulk batch"]
+    (http,) = [record.fields for record in caplog.records if record.getMessage() == "request"]
+    assert (batch["cold_start"], http["cold_start"]) == (True, False)  # the batch was the container's first event
+    assert batch["route"] == f"bulk:{door}" and batch["status"] == 200
+    metrics = json.loads(str(batch["_aws"]))["CloudWatchMetrics"]
+    names = {metric["Name"] for directive in metrics for metric in directive["Metrics"]}
+    assert {"cold_starts", "requests", "total_ms", "invoke_ms", "batch"} <= names  # the stages are metrics too
+    assert batch["cold_starts"] == 1 and batch["batch"] == 1
