@@ -86,3 +86,24 @@ def test_every_door_answers_an_input_with_the_version_it_gets_alone(aws, canary_
     assert {result["resultCode"] for result in answer["results"]} == {"Succeeded"}
     assert [aws.read_json(results, f"{RESULTS}{source}/{index:02d}.png.json")["model_version"]
             for index in range(IMAGES)] == alone
+
+
+def test_abort_takes_the_canary_away_in_one_write_without_a_previous_stable(aws, aws_environment, registry,  # noqa: F811
+                                                                            tmp_path):
+    from convert.publish import main as publish_main  # noqa: PLC0415
+
+    models = aws.bucket()
+    url = f"s3://{models}/models/"
+    client = client_from_environment()
+    stable = publish(registry.model_dir / "digits", url, client).model.version
+    publish(relabelled(registry.model_dir / "digits", tmp_path), url, client, label="canary", weight=50)
+    before = aws.s3.head_object(Bucket=models, Key="models/index.json")["ETag"]
+    assert publish_main([url, "--model", "digits", "--abort", "canary"]) == 0
+    entry = aws.read_json(models, "models/index.json")["models"]["digits"]
+    assert (entry["version"], entry.get("labels"), entry.get("weights"), entry.get("previous_stable")) == (
+        stable, None, None, None)  # the first stable: --rollback would have had nothing to go back to
+    assert aws.s3.head_object(Bucket=models, Key="models/index.json")["ETag"] != before
+    assert publish_main([url, "--model", "digits", "--abort", "canary"]) == 2  # no such label any more
+    source = S3ModelSource(models, "models/", client, tmp_path / "downloads", 0, Clock())
+    service = make_service(ModelRegistry(source))
+    assert {version_alone(service, png) for png in digit_pngs(IMAGES)} == {stable}
