@@ -17,7 +17,7 @@ from PIL import Image
 
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
-from tests.support.aws_events import s3_object_created
+from tests.support.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_server import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
 from tests.support.s3_proxy import S3Proxy
@@ -130,6 +130,16 @@ def test_an_upload_to_a_multi_label_default_model_is_tagged_with_its_labels(aws,
     tags = aws.tags(source, "uploads/0.png")
     assert tags["labels"] == "/".join(expected) and "label" not in tags and tags["model_version"]
     assert "labels" in aws.read_json(results, f"{RESULTS}uploads/0.png.json")["predictions"][0]
+
+
+def test_a_multi_label_model_answers_an_sqs_message_as_classify_would(aws, buckets, door_service):  # noqa: F811
+    results = buckets[1]
+    (png,) = digit_pngs(1)
+    body = {"route": "/classify", "id": "tags/0", "image": base64.b64encode(png).decode(), "threshold": 0.2}
+    answer = handle_event(door_service, sqs_batch([{"messageId": "m-1", "body": json.dumps(body)}]), None)
+    assert answer == {"batchItemFailures": []}
+    written = aws.read_json(results, f"{RESULTS}tags/0.json")["predictions"][0]
+    assert [entry["label"] for entry in written["labels"]] == http_labels(door_service, png, 0.2)
 
 
 def test_a_threshold_for_a_single_label_model_is_a_run_the_function_cannot_act_on(aws, buckets,  # noqa: F811
