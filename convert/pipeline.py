@@ -18,6 +18,7 @@ from convert.fidelity.base import Gate, GateResult
 from convert.fidelity.runs import converted_outputs, reference_outputs
 from convert.latency import Latency, measure_latencies
 from convert.input_bounds import input_bounds
+from convert.tokenizer_fit import check_tokenizer_fits
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import carry_over_model, check_replaceable, served_mode_in, staged_output_dir
 from convert.preprocessing_check import check_preset, diagnose
@@ -368,6 +369,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         manifest.write_model_files(staging, served.content, model_manifest, job.sidecar)
         report.write_report(staging, conversion_report)
         report_samples.write(staging, samples)
+        check_tokenizer_fits(staging)  # before any sample: a tokenizer the function cannot use is the user's
         checked = verify_with_function(staging, served.model, job.validation)
         job.stage(f"the function loads {out_dir.name} and answers {checked} validation samples as the model does")
     job.stage(f"wrote {out_dir} ({mode}, sha256 {model_manifest['files'][manifest.MODEL_FILE][:12]})")

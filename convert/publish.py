@@ -5,6 +5,7 @@ from S3 (MODEL_SOURCE=s3://bucket/prefix/), so that no reader ever sees half of 
     python -m convert publish MODEL_DIR s3://bucket/prefix/ --label canary --weight 10 10% of the requests
     python -m convert publish s3://bucket/prefix/ --model NAME --promote canary        the canary becomes stable
     python -m convert publish s3://bucket/prefix/ --model NAME --rollback              the previous stable again
+    python -m convert publish s3://bucket/prefix/ --model NAME --abort canary          the canary takes no request
 
 Each changes index.json in one PutObject (convert/rollout.py says what each edit does); the function follows at
 its next refresh (MODEL_REFRESH_SECONDS).
@@ -30,7 +31,7 @@ from pathlib import Path
 from function.aws.s3 import S3Client, S3Error
 from function.model.files import file_sha256
 from function.model.manifest import MANIFEST_FILE
-from convert.rollout import RolloutError, check_label, labelled, promoted, rolled_back
+from convert.rollout import RolloutError, aborted, check_label, labelled, promoted, rolled_back
 from function.catalog.published import (INDEX_FILE, STABLE, ModelIndexError, PublishedEntry, PublishedModel,
                                         index_bytes, parse_index, parse_s3_url)
 from function.catalog.registry import UnservableModel, open_model
@@ -101,12 +102,18 @@ def publish(directory: Path, url: str, client: S3Client, label: str = STABLE, we
     return Published(entry, bucket, prefix, sum(len(data) for data in contents.values()), label, weight)
 
 
-def change_labels(url: str, client: S3Client, name: str, promote: str | None = None) -> PublishedEntry:
-    """--promote LABEL, or --rollback when `promote` is None: the model's new entry, once written."""
+def change_labels(url: str, client: S3Client, name: str, promote: str | None = None,
+                  abort: str | None = None) -> PublishedEntry:
+    """--promote LABEL, --abort LABEL, or --rollback when neither is given: the model's new entry, once written
+    (one PutObject of the index)."""
     bucket, prefix = parse_s3_url(url)
+
+    def change(models: dict[str, PublishedEntry]) -> dict[str, PublishedEntry]:
+        if promote:
+            return promoted(models, name, promote)
+        return aborted(models, name, abort) if abort else rolled_back(models, name)
     try:
-        models = update_index(client, bucket, prefix, lambda models: promoted(models, name, promote) if promote
-                              else rolled_back(models, name))
+        models = update_index(client, bucket, prefix, change)
     except S3Error as exc:
         raise PublishError(str(exc)) from exc
     return models[name]
@@ -158,11 +165,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m convert publish")
     change.add_argument("--promote", metavar="LABEL", help="make the version under LABEL the stable one (the old "
                         "stable kept for --rollback)")
     change.add_argument("--rollback", action="store_true", help="serve the previous stable version again")
+    change.add_argument("--abort", metavar="LABEL", help="take LABEL and its weight away (a canary stopped): the "
+                        "stable version answers every request naming no version again")
     args = parser.parse_args(argv)
-    changing = args.promote is not None or args.rollback
+    changing = args.promote is not None or args.rollback or args.abort is not None
     if changing and (args.model_dir is not None or args.model is None or args.weight is not None
                      or args.label != STABLE):
-        parser.error("--promote and --rollback take the URL and --model NAME only")
+        parser.error("--promote, --rollback and --abort take the URL and --model NAME only")
     if not changing and (args.model_dir is None or args.model is not None):
         parser.error("publishing takes MODEL_DIR and the URL (--model goes with --promote or --rollback)")
     from function.aws.s3 import client_from_environment  # noqa: PLC0415
@@ -171,7 +180,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m convert publish")
         if not args.url.startswith("s3://"):
             raise PublishError(f"{args.url!r} is not an s3://bucket/prefix/ URL")
         if changing:
-            entry = change_labels(args.url, client_from_environment(), args.model, args.promote)
+            entry = change_labels(args.url, client_from_environment(), args.model, args.promote, args.abort)
             print(f"{args.model}: stable is now version {entry.stable.version[:12]}; labels: "
                   f"{', '.join(f'{label} {version[:12]}' for label, version in sorted(entry.labels.items())) or 'none'}")
             return 0

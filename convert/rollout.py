@@ -74,6 +74,17 @@ def rolled_back(entries: dict[str, PublishedEntry], name: str) -> dict[str, Publ
     return {**entries, name: _kept(current, stable=previous, labels=labels, weights=weights, previous_stable=None)}
 
 
+def aborted(entries: dict[str, PublishedEntry], name: str, label: str) -> dict[str, PublishedEntry]:
+    """The label and its weight go (a canary stopped): every request naming no version gets the stable one again,
+    whether or not a previous stable exists; the stable version and the other labels stay as they are."""
+    current = _entry(entries, name)
+    if label not in current.labels:
+        raise RolloutError(f"{name} has no label {label!r}; its labels: {', '.join(sorted(current.labels)) or 'none'}")
+    labels = {other: version for other, version in current.labels.items() if other != label}
+    weights = {other: share for other, share in current.weights.items() if other != label}
+    return {**entries, name: _kept(current, labels=labels, weights=weights)}
+
+
 def _entry(entries: dict[str, PublishedEntry], name: str) -> PublishedEntry:
     if name not in entries:
         raise RolloutError(f"no model {name!r} is published there; published: {', '.join(sorted(entries)) or 'none'}")

@@ -118,8 +118,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "method_not_allowed": ErrorCode(MethodNotAllowed, "the path exists with another method; the Allow header "
                                     "names it"),
     "body_too_large": ErrorCode(PayloadTooLarge, "the (decoded) body is over MAX_BODY_BYTES"),
-    "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels "
-                                 "(refused before decoding)"),
+    "image_too_large": ErrorCode(PayloadTooLarge, "an image header declares more than MAX_IMAGE_PIXELS pixels, or "
+                                 "pixels whose decoding would take more than 200 MB (16-bit or float pixels near the "
+                                 "pixel cap): refused before decoding"),
     "batch_too_large": ErrorCode(PayloadTooLarge, "more items than MAX_BATCH images, MAX_TEXT_BATCH texts, "
                                  "MAX_EMBEDDING_BATCH texts to embed or "
                                  "MAX_TENSOR_BATCH tensor instances"),
@@ -164,8 +165,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "invalid_dtype": ErrorCode(InvalidInput, "a tensor value or v2 datatype of the wrong kind for the input: "
                                "strings, null, objects, b64, a fraction for an integer input, a number for a bool"),
     "value_out_of_range": ErrorCode(InvalidInput, "a value beyond the input dtype's range"),
-    "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, or v2 "
-                               "data does not hold as many values as its shape"),
+    "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, v2 "
+                               "data does not hold as many values as its shape, or inputs open in the same "
+                               "dimension (ids and their mask) differ in size there"),
     "dimension_too_large": ErrorCode(InvalidInput, "an open dimension (a sequence length) beyond the largest the "
                                      "model takes, its manifest's max_shape; the message names the input and bound"),
     "tensor_too_large": ErrorCode(InvalidInput, "a tensor (batch included) declared or sent with more than "

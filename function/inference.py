@@ -29,9 +29,18 @@ class Prediction:
     results: list[Result]  # one per input, in input order
     cached: list[bool]
     task: Task  # the version that answered: its manifest's version is the answer's model_version
+    # Per input, the version that answered it, when a canary's choice split the inputs between versions; else None.
+    tasks: tuple[Task, ...] | None = None
 
     def with_cached_flags(self) -> list[Result]:
-        return [{**result, "cached": cached} for result, cached in zip(self.results, self.cached)]
+        if self.tasks is None:
+            return [{**result, "cached": cached} for result, cached in zip(self.results, self.cached)]
+        return [{**result, "cached": cached, "model_version": task.manifest.version}
+                for result, cached, task in zip(self.results, self.cached, self.tasks)]
+
+    def task_of(self, index: int) -> Task:
+        """The version that answered input `index`."""
+        return self.task if self.tasks is None else self.tasks[index]
 
 
 def cached_results(task: Task, store: ResultStore, items: Sequence[Any], options: dict, timings: Timings,
@@ -87,26 +96,62 @@ def routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, it
 def _routed_results(registry: "ModelRegistry", task: Task, store: ResultStore, items: Sequence[Any], options: dict,
                     timings: Timings, log_fields: dict, names_version: bool = False) -> Prediction:
     """cached_results from `task`, or, when the request names no version and the model has a weighted label (a
-    canary), from the version its rollout chooses for these inputs. A chosen canary that fails never fails the
-    request: the stable version answers it, and a canary that could not load takes no weighted request again."""
+    canary), from the version its rollout chooses for each input: the one that input gets alone, whatever batch it
+    is in (a batch whose inputs choose different versions is answered by each, and says so per input). The tensor
+    protocols' answers carry one version: a tensor request is answered by the version all its inputs choose
+    together. A chosen canary that fails never fails the request: the stable version answers it, and a canary that
+    could not load takes no weighted request again."""
     rollout = None if names_version else registry.rollout_of(task)
-    if rollout is not None:
-        label, chosen = rollout.choose([task.input_digest(item) for item in items])
-        if chosen is not rollout.stable:
-            if task is not rollout.stable:  # the route asked for the model as tensors: the canary's view too
-                chosen = registry.tensor_task(rollout.name, chosen.manifest.version)
-            try:
-                prediction = cached_results(chosen, store, items, options, timings, log_fields)
-                log_fields["model_label"] = label
-                return prediction
-            except ServingError as exc:  # a refusal: the stable version refuses it too, or answers it
-                if isinstance(exc, ModelUnavailable):
-                    rollout.stop(label, exc.message)
-                log_fields["label_failed"] = {"label": label, "code": exc.code}
-            except Exception as exc:  # noqa: BLE001  (a canary's bug is the canary's, never the request's)
-                rollout.stop(label, f"{type(exc).__name__}: {exc}")
-                log_fields["label_failed"] = {"label": label, "code": "internal_error"}
-        log_fields["model_label"] = "stable"
+    if rollout is None:
+        return cached_results(task, store, items, options, timings, log_fields)
+    if task is not rollout.stable or len(items) <= 1:
+        choice = rollout.choose([task.input_digest(item) for item in items])
+        return _answered_by(registry, rollout, task, choice, store, items, options, timings, log_fields)
+    choices = [rollout.choose([task.input_digest(item)]) for item in items]
+    groups: dict[str, list[int]] = {}
+    for index, (label, _) in enumerate(choices):
+        groups.setdefault(label, []).append(index)
+    if len(groups) == 1:
+        return _answered_by(registry, rollout, task, choices[0], store, items, options, timings, log_fields)
+    results: list = [None] * len(items)
+    cached: list = [False] * len(items)
+    tasks: list = [task] * len(items)
+    counts: dict[str, int] = {}
+    for indexes in groups.values():
+        fields: dict = {}
+        part = _answered_by(registry, rollout, task, choices[indexes[0]], store, [items[i] for i in indexes],
+                            options, timings, fields)
+        for index, result, hit in zip(indexes, part.results, part.cached):
+            results[index], cached[index], tasks[index] = result, hit, part.task
+        for name in ("batch", "cache_hits", "cache_misses", "tokens"):
+            if name in fields:
+                counts[name] = counts.get(name, 0) + fields[name]
+        log_fields.setdefault("model_labels", {})[fields.get("model_label", "stable")] = len(indexes)
+        if "label_failed" in fields:
+            log_fields["label_failed"] = fields["label_failed"]
+    log_fields.update(model=task.manifest.name, model_version=task.manifest.version, model_label="mixed", **counts)
+    return Prediction(results=results, cached=cached, task=task, tasks=tuple(tasks))
+
+
+def _answered_by(registry: "ModelRegistry", rollout, task: Task, choice: tuple, store: ResultStore,
+                 items: Sequence[Any], options: dict, timings: Timings, log_fields: dict) -> Prediction:
+    """The Prediction from the version `choice` names, the stable one answering when that version fails."""
+    label, chosen = choice
+    if chosen is not rollout.stable:
+        if task is not rollout.stable:  # the route asked for the model as tensors: the canary's view too
+            chosen = registry.tensor_task(rollout.name, chosen.manifest.version)
+        try:
+            prediction = cached_results(chosen, store, items, options, timings, log_fields)
+            log_fields["model_label"] = label
+            return prediction
+        except ServingError as exc:  # a refusal: the stable version refuses it too, or answers it
+            if isinstance(exc, ModelUnavailable):
+                rollout.stop(label, exc.message)
+            log_fields["label_failed"] = {"label": label, "code": exc.code}
+        except Exception as exc:  # noqa: BLE001  (a canary's bug is the canary's, never the request's)
+            rollout.stop(label, f"{type(exc).__name__}: {exc}")
+            log_fields["label_failed"] = {"label": label, "code": "internal_error"}
+    log_fields["model_label"] = "stable"
     return cached_results(task, store, items, options, timings, log_fields)
 
 

@@ -46,9 +46,9 @@ class Service:
     def s3(self):
         """The S3 client of the S3 and SQS paths, made on first use (never on the API path)."""
         if self._s3 is None:
-            from function.aws.s3 import client_from_environment  # noqa: PLC0415  (~15 ms at init, for S3 and SQS only)
+            from function.aws.s3 import DOOR_CALL_SECONDS, client_from_environment  # noqa: PLC0415  (~15 ms)
 
-            self._s3 = client_from_environment()
+            self._s3 = client_from_environment(deadline_seconds=DOOR_CALL_SECONDS)
         return self._s3
 
     def close_connections(self) -> None:

@@ -19,12 +19,15 @@ from dataclasses import dataclass
 
 from function.aws.client import AwsClient
 from function.aws.sigv4 import Credentials, query_string, uri_path
-from function.aws.transport import Endpoint, HttpTransport, endpoint_url, parse_endpoint
+from function.aws.transport import DeadlineExceeded, Endpoint, HttpTransport, endpoint_url, parse_endpoint
 from function.config import Env
 
 XML_NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
 CHUNK_BYTES = 1 << 20
 MAX_BACKOFF_SECONDS = 0.2
+# What one call of an asynchronous door (an upload, a message, a bulk item) may wait for S3, every attempt and the
+# whole body included: what does not end by then is not finished, and its engine delivers it again.
+DOOR_CALL_SECONDS = 2.5
 TRANSIENT_CODES = frozenset({"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable"})
 
 
@@ -127,25 +130,36 @@ class S3Client(AwsClient):
     """Safe to share between threads: each thread keeps its own connection per host.
 
     At most `max_attempts` attempts per call: another one after a connection failure, a timeout, a 5xx or S3's
-    throttling, after a jittered pause of at most MAX_BACKOFF_SECONDS; any other error raises at once.
+    throttling, after a jittered pause of at most MAX_BACKOFF_SECONDS; any other error raises at once. With
+    `deadline_seconds`, a call (every attempt, pause and read of its body) ends by then whatever S3 does: a read
+    timeout restarts with each byte, so a trickling S3 would hold a call without one (DeadlineExceeded, a
+    TimeoutError, when it runs out).
     """
 
     service = "s3"
     resolve_endpoint = staticmethod(resolve_endpoint)
 
     def __init__(self, endpoint: S3Endpoint, region: str, credentials: Credentials, *, connect_timeout: float = 2.0,
-                 read_timeout: float = 10.0, max_attempts: int = 3,
+                 read_timeout: float = 10.0, max_attempts: int = 3, deadline_seconds: float | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(endpoint, region, credentials, HttpTransport(
             endpoint.scheme, endpoint.port, connect_timeout=connect_timeout, read_timeout=read_timeout))
         self.max_attempts = max(1, max_attempts)
+        self.deadline_seconds = deadline_seconds
         self._sleep = sleep
 
-    def with_limits(self, *, connect_timeout: float, read_timeout: float, max_attempts: int) -> "S3Client":
+    def with_limits(self, *, connect_timeout: float, read_timeout: float, max_attempts: int,
+                    deadline_seconds: float | None = None) -> "S3Client":
         """The same endpoint and credentials with other time limits, on its own connections: e.g. one attempt
         and short waits for the calls a request may have to wait for."""
         return S3Client(self.endpoint, self.region, self.credentials, connect_timeout=connect_timeout,
-                        read_timeout=read_timeout, max_attempts=max_attempts, sleep=self._sleep)
+                        read_timeout=read_timeout, max_attempts=max_attempts, deadline_seconds=deadline_seconds,
+                        sleep=self._sleep)
+
+    def deadline(self) -> float | None:
+        """When a call starting now must end (time.monotonic()), or None: for an operation of several calls (a
+        model's files) to share one."""
+        return None if self.deadline_seconds is None else time.monotonic() + self.deadline_seconds
 
     # ---- the calls --------------------------------------------------------------------------------------------
 
@@ -166,10 +180,12 @@ class S3Client(AwsClient):
             body = response.read()
             return S3Object(body, response.getheader("ETag") or "", int(response.getheader("x-amz-tagging-count") or 0))
 
-    def download(self, bucket: str, key: str, write: Callable[[bytes], object]) -> int:
+    def download(self, bucket: str, key: str, write: Callable[[bytes], object], *,
+                 deadline: float | None = None) -> int:
         """Streams the object to `write` in chunks; returns its size. A body cut short raises
-        http.client.IncompleteRead (the caller must throw away what it wrote)."""
-        with self._open("GET", bucket, key) as response:
+        http.client.IncompleteRead (the caller must throw away what it wrote). `deadline`: one shared with other
+        calls (see `deadline()`), in place of this call's own."""
+        with self._open("GET", bucket, key, deadline=deadline) as response:
             expected = int(response.getheader("Content-Length") or -1)
             received = 0
             while chunk := response.read(CHUNK_BYTES):
@@ -209,24 +225,33 @@ class S3Client(AwsClient):
 
     @contextmanager
     def _open(self, method: str, bucket: str, key: str, *, query: Mapping[str, str] | None = None,
-              headers: Mapping[str, str] | None = None, body: bytes = b"") -> Iterator[http.client.HTTPResponse]:
-        """The response with its status read (2xx or 304); the caller reads the body inside the block."""
+              headers: Mapping[str, str] | None = None, body: bytes = b"",
+              deadline: float | None = None) -> Iterator[http.client.HTTPResponse]:
+        """The response with its status read (2xx or 304); the caller reads the body inside the block (within the
+        call's deadline, when it has one: the socket keeps it)."""
         host, path = self.endpoint.locate(bucket, key)
         where = f"s3://{bucket}/{key}"
+        deadline = self.deadline() if deadline is None else deadline
         for attempt in range(1, self.max_attempts + 1):
             try:
-                response = self._send(method, host, path, query, dict(headers or {}), body)
+                response = self._send(method, host, path, query, dict(headers or {}), body, deadline)
                 if response.status >= 400 and response.status != 304:
                     raise _error_from(response, where)
                 break
             except S3Error as error:
                 if not error.transient or attempt == self.max_attempts:
                     raise
+            except DeadlineExceeded:
+                self.close()
+                raise
             except (OSError, http.client.HTTPException):  # refused, timed out, dropped
                 self.close()
                 if attempt == self.max_attempts:
                     raise
-            self._sleep(random.uniform(0, MAX_BACKOFF_SECONDS))
+            pause = random.uniform(0, MAX_BACKOFF_SECONDS)
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                raise DeadlineExceeded(f"the call ran out of time on {where}")
+            self._sleep(pause)
         try:
             yield response
         except BaseException:
@@ -234,13 +259,13 @@ class S3Client(AwsClient):
             raise
 
     def _send(self, method: str, host: str, path: str, query: Mapping[str, str] | None, headers: dict[str, str],
-              body: bytes) -> http.client.HTTPResponse:
+              body: bytes, deadline: float | None = None) -> http.client.HTTPResponse:
         """One attempt, signed now; the transport resends it once on a dropped kept-alive connection."""
         headers["Host"] = self.transport.host_header(host)
         headers["x-amz-content-sha256"] = hashlib.sha256(body).hexdigest()
         target = uri_path(path) + (f"?{query_string(query)}" if query else "")
         return self.transport.exchange(host, method, target, self.signed(method, path, headers, body, query),
-                                       body if method in ("PUT", "POST") else None)
+                                       body if method in ("PUT", "POST") else None, deadline=deadline)
 
 
 def _error_from(response: http.client.HTTPResponse, where: str) -> S3Error:

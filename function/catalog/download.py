@@ -5,7 +5,8 @@ real name (an atomic rename) only when the digest equals the manifest's. A file 
 version is not downloaded again (a newly published version is): a version seen at start answers 503 with the
 reason, a version seen by a refresh is never installed (function/catalog/registry.py). A download cut short leaves
 nothing under a real name and is tried again later. A request waits for a download only with the source's short
-limits (one attempt, short waits: function/catalog/s3_source.py); the background refresh downloads patiently. Before downloading, the free
+limits (one attempt, short waits, one deadline for all the files: function/catalog/s3_source.py); the background
+refresh downloads patiently. Before downloading, the free
 space of the file system is checked against the sizes the index gives, after making room by deleting versions no
 longer published.
 """
@@ -69,7 +70,8 @@ class DownloadedFiles:
         # Files left by an earlier process in this sandbox count only if they still verify.
         missing = [name for name in sorted(self.digests) if not self._verified(self.directory / name)]
         self._check_space(sum(self.sizes.get(name, 0) for name in missing))
-        received = sum(self._download(name, client) for name in missing)
+        deadline = client.deadline()  # the request path's client: one deadline for every file of the model
+        received = sum(self._download(name, client, deadline) for name in missing)
         log.info("model files ready", extra={"fields": {
             "model": self.model, "directory": str(self.directory), "downloaded_files": len(missing),
             "downloaded_bytes": received, "timings_ms": {"download": round((time.perf_counter() - started) * 1e3, 3)},
@@ -89,7 +91,7 @@ class DownloadedFiles:
                                   f"{self.directory.parent.parent} (keeping {SPARE_BYTES >> 20} MB spare): give the "
                                   "function more ephemeral storage")
 
-    def _download(self, name: str, client: S3Client) -> int:
+    def _download(self, name: str, client: S3Client, deadline: float | None) -> int:
         final = self.directory / name
         partial = self.directory / f".{name}.{uuid.uuid4().hex}.partial"  # never a name the model reads
         where = f"s3://{self.bucket}/{self.key_prefix}{name}"
@@ -100,7 +102,7 @@ class DownloadedFiles:
                     digest.update(chunk)
                     out.write(chunk)
 
-                size = client.download(self.bucket, self.key_prefix + name, write)
+                size = client.download(self.bucket, self.key_prefix + name, write, deadline=deadline)
             if digest.hexdigest() != self.digests[name]:
                 raise ModelFilesRefused(f"{name} has sha256 {digest.hexdigest()[:16]}... ({size} bytes) but the "
                                         f"manifest says {self.digests[name][:16]}...: refused, publish the model "

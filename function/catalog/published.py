@@ -20,6 +20,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from function.errors import quoted
+
 INDEX_FILE = "index.json"
 INDEX_SCHEMA = 1
 # A model name is one path segment, on S3 and under /tmp: nothing an index could use to climb out of either.
@@ -108,19 +110,130 @@ def parse_s3_url(url: str) -> tuple[str, str]:
 
 
 def parse_index(body: bytes, where: str) -> dict[str, PublishedEntry]:
+    """Every model of the index; ModelIndexError when any part of it cannot be read (what `publish` rewrites)."""
+    models, broken = read_index(body, where)
+    if broken:
+        raise ModelIndexError(next(iter(broken.values())))
+    return models
+
+
+def read_index(body: bytes, where: str) -> tuple[dict[str, PublishedEntry], dict[str, str]]:
+    """(every model entry that can be read, model name -> why its entry cannot): what the function serves from. One
+    model's bad entry (a number no integer can hold, a file name no file system takes, nesting past the parser's
+    depth) is that model's problem, never the other models'. ModelIndexError only when the index as a whole is not
+    one."""
+    deep: set[str] = set()
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_int=_integer)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ModelIndexError(f"{where}: not JSON: {exc}") from exc
+    except RecursionError:  # some value nests past the parser's depth: which model's, if any, is that model's problem
+        data, deep = _read_around_deep_entries(body, where)
     if not isinstance(data, dict) or data.get("schema") != INDEX_SCHEMA or not isinstance(data.get("models"), dict):
         raise ModelIndexError(f"{where}: not a model index of schema {INDEX_SCHEMA} "
                               "(written by `python -m convert publish`)")
     models = {}
+    broken = {name: f"{where}: model {quoted(name)} has an entry that nests too deeply to read" for name in deep}
     for name, entry in data["models"].items():
-        if not MODEL_NAME.fullmatch(name) or not isinstance(entry, dict):
-            raise ModelIndexError(f"{where}: {name!r} is not a model name")
-        models[name] = _parse_entry(name, entry, where)
-    return models
+        try:
+            if not MODEL_NAME.fullmatch(name) or not isinstance(entry, dict):
+                raise ModelIndexError(f"{where}: {quoted(name)} is not a model name")
+            models[name] = _parse_entry(name, entry, where)
+        except ModelIndexError as exc:
+            broken[name] = str(exc)
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+            broken[name] = f"{where}: model {quoted(name)} has an entry this function cannot read: " \
+                           f"{type(exc).__name__}: {quoted(str(exc), 200)}"
+    return models, broken
+
+
+MAX_INTEGER_DIGITS = 100  # a size or a dimension has a few; past this a number is read as Infinity, no integer
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer, or Infinity past MAX_INTEGER_DIGITS (int() refuses 4,300 digits, and the whole index with it):
+    the entry holding it is then refused by its own checks."""
+    return int(digits) if len(digits) <= MAX_INTEGER_DIGITS else float("inf")
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_PLAIN = re.compile(r'[^"\[\]{}]+')
+
+
+def _read_around_deep_entries(body: bytes, where: str) -> tuple[dict, set[str]]:
+    """The index read member by member, each model's entry on its own: (the index without the entries that nest
+    past the parser's depth, the names of those). Anything else nesting that deep leaves the index unreadable."""
+    decoder = json.JSONDecoder(parse_int=_integer)
+    try:
+        text = body.decode("utf-8")
+        data: dict = {}
+        deep: set[str] = set()
+
+        def model(name: str, start: int) -> int:
+            try:
+                data["models"][name], end = decoder.raw_decode(text, start)
+                return end
+            except RecursionError:
+                deep.add(name)
+                return _skip_value(text, start)
+
+        def member(key: str, start: int) -> int:
+            if key == "models" and text.startswith("{", start):
+                data["models"] = {}
+                return _members(decoder, text, start, model)
+            data[key], end = decoder.raw_decode(text, start)
+            return end
+
+        end = _members(decoder, text, _SPACE.match(text).end(), member)
+        if text[end:].strip():
+            raise ValueError(f"extra data at character {end}")
+        return data, deep
+    except (UnicodeDecodeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
+        raise ModelIndexError(f"{where}: not JSON this function reads: {type(exc).__name__}: {exc}") from exc
+
+
+def _members(decoder: json.JSONDecoder, text: str, start: int, read) -> int:
+    """Reads the object at `start` ("{"), handing each member's key and value position to `read`, which returns
+    where the value ends; returns where the object ends."""
+    if not text.startswith("{", start):
+        raise ValueError(f"an object expected at character {start}")
+    at = _SPACE.match(text, start + 1).end()
+    if text.startswith("}", at):
+        return at + 1
+    while True:
+        key, at = decoder.raw_decode(text, at)
+        at = _SPACE.match(text, at).end()
+        if not isinstance(key, str) or not text.startswith(":", at):
+            raise ValueError(f"a member expected at character {at}")
+        at = _SPACE.match(text, read(key, _SPACE.match(text, at + 1).end())).end()
+        if text.startswith(",", at):
+            at = _SPACE.match(text, at + 1).end()
+        elif text.startswith("}", at):
+            return at + 1
+        else:
+            raise ValueError(f"',' or '}}' expected at character {at}")
+
+
+def _skip_value(text: str, start: int) -> int:
+    """Where the array or object at `start` ends, by its brackets (strings skipped whole), however deep."""
+    depth, at = 0, start
+    while at < len(text):
+        char = text[at]
+        if char == '"':
+            at = _STRING.match(text, at).end()
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        else:
+            at = _PLAIN.match(text, at).end()
+            continue
+        at += 1
+    raise ValueError("an array or object is not closed")
 
 
 def _parse_version(name: str, version: object, entry: object, where: str) -> PublishedModel:

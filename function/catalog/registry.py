@@ -144,8 +144,17 @@ class ModelRegistry:
         with self._refresh_lock:
             if self._refresher is not None and self._refresher.is_alive():
                 return
-            self._refresher = threading.Thread(target=self.refresh_now, name="model-refresh", daemon=True)
+            self._refresher = threading.Thread(target=self._refresh_in_background, name="model-refresh", daemon=True)
             self._refresher.start()
+
+    def _refresh_in_background(self) -> None:
+        """refresh_now on the check's own thread: whatever it raises is logged, the models served stay, and the
+        next due check runs again (a bug in one check never ends the checking)."""
+        try:
+            self.refresh_now()
+        except Exception:  # noqa: BLE001  (a bug of ours: logged with its traceback, never the container's end)
+            log.exception("model refresh failed; the models served stay", extra={"fields": {
+                "source": self.source.description}})
 
     def settle(self, timeout: float | None = None) -> None:
         """Waits for a background check in progress (tests, benchmarks)."""

@@ -1,10 +1,10 @@
 """A model's labelled versions beside its stable one, and which version answers a request that names none.
 
-A label with a weight (a canary at 10) takes that percent of those requests, chosen by a hash of the request's
-inputs: the same inputs always get the same version, so each cache entry (keyed by version) is only ever computed
-by the version that serves those inputs. A labelled version that cannot be served, or that fails to load or answers
-a 5xx when chosen, is taken out of the weighted choice until the index changes: the stable version answers those
-requests, and GET /models says why.
+A label with a weight (a canary at 10) takes that percent of those inputs, chosen by a hash of each input
+(function/inference.py asks per input): the same input always gets the same version, alone or in any batch, so each
+cache entry (keyed by version) is only ever computed by the version that serves its input. A labelled version that
+cannot be served, or that fails to load or answers a 5xx when chosen, is taken out of the weighted choice until the
+index changes: the stable version answers those requests, and GET /models says why.
 """
 from __future__ import annotations
 

@@ -19,16 +19,19 @@ from pathlib import Path
 
 from function.aws.s3 import S3Client, S3Error, client_from_environment
 from function.catalog.download import DownloadedFiles
-from function.catalog.published import (INDEX_FILE, STABLE, ModelIndexError, PublishedEntry, PublishedModel,
-                                        parse_index, parse_s3_url)
+from function.catalog.published import (INDEX_FILE, MODEL_NAME, STABLE, ModelIndexError, PublishedEntry, PublishedModel,
+                                        parse_s3_url, read_index)
 from function.catalog.source import LabelledVersion, ListedModel, ModelSource, ModelSourceError
 from function.config import ServiceSettings
+from function.errors import quoted
 from function.model.manifest import ManifestError, parse_manifest
 
 log = logging.getLogger("function")
 
-# What S3 may cost a request, or a refresh check: one attempt, a connect and each read waiting at most this long.
-REQUEST_LIMITS = {"connect_timeout": 1.0, "read_timeout": 1.0, "max_attempts": 1}
+UNREADABLE_ENTRY = "unreadable-entry"  # the version GET /models shows for an index entry that cannot be read
+# What S3 may cost a request, or a refresh check: one attempt, a connect and each read waiting at most 1 s, and the
+# whole operation (a model's every file, however S3 trickles them) at most 2.5 s: a request never waits 3 s for S3.
+REQUEST_LIMITS = {"connect_timeout": 1.0, "read_timeout": 1.0, "max_attempts": 1, "deadline_seconds": 2.5}
 
 
 class S3ModelSource(ModelSource):
@@ -82,11 +85,12 @@ class S3ModelSource(ModelSource):
         except self.fetch_errors as exc:
             raise ModelSourceError(f"cannot read {where}: {type(exc).__name__}: {exc}") from exc
         try:
-            models = parse_index(index.body, where)
+            models, broken = read_index(index.body, where)
         except ModelIndexError as exc:
             raise ModelSourceError(str(exc)) from exc
+        listing = self._listing(models, broken)
         self._etag = index.etag
-        return self._listing(models)
+        return listing
 
     def due(self) -> bool:
         return self.refresh_seconds > 0 and self._clock() >= self._next_check
@@ -101,18 +105,24 @@ class S3ModelSource(ModelSource):
             if index is None:
                 self.checks["unchanged"] += 1
                 return None
-            models = parse_index(index.body, where)
+            models, broken = read_index(index.body, where)
         except (S3Error, OSError, http.client.HTTPException, ModelIndexError) as exc:
             # Keep serving what is loaded; the next check tries again.
             self.checks["failed"] += 1
             log.warning("model index check failed", extra={"fields": {"index": where, "problem": str(exc)}})
             return None
+        listing = self._listing(models, broken)
         self.checks["changed"] += 1
-        self._etag = index.etag
-        return self._listing(models)
+        self._etag = index.etag  # only once the listing is made: a check that failed midway is made again
+        return listing
 
-    def _listing(self, models: dict[str, PublishedEntry]) -> list[ListedModel]:
-        listing = []
+    def _listing(self, models: dict[str, PublishedEntry], broken: dict[str, str]) -> list[ListedModel]:
+        """Every model of the index; one whose entry cannot be read is listed with why (the registry shows it on
+        GET /models: unavailable, or, while an older version serves, under its `refresh`)."""
+        for name, problem in sorted(broken.items()):
+            log.error("model index entry refused", extra={"fields": {"model": name, "problem": problem}})
+        listing = [ListedModel(name, self.directory / name / UNREADABLE_ENTRY, ManifestError(problem))
+                   for name, problem in sorted(broken.items()) if MODEL_NAME.fullmatch(name)]
         for name, entry in sorted(models.items()):
             labelled = tuple(LabelledVersion(label, entry.weights.get(label, 0), self._listed(published))
                              for label, published in sorted(entry.labelled().items()) if label != STABLE)
@@ -129,12 +139,14 @@ class S3ModelSource(ModelSource):
         try:
             manifest = parse_manifest(published.manifest, directory, where)
             if manifest.name != name:
-                raise ManifestError(f"{where}: the manifest names the model {manifest.name!r}")
+                raise ManifestError(f"{where}: the manifest names the model {quoted(manifest.name)}")
             if manifest.version != published.version:
                 raise ManifestError(f"{where}: the index says version {published.version[:16]}... but its "
                                     f"manifest is version {manifest.version[:16]}...: publish the model again")
         except ManifestError as exc:
             return ListedModel(name, directory, exc)
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # what no check foresaw: its problem
+            return ListedModel(name, directory, ManifestError(f"{where}: {type(exc).__name__}: {exc}"))
         files = self._files.get((name, published.version))
         if files is None:
             files = self._files[(name, published.version)] = DownloadedFiles(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from function.async_routes import ANSWERED, NOT_FINISHED, REFUSED
 from function.bulk import (BatchNotFinished, InvalidBatchInput, Item, Outcome, Run, answer_items, malformed_item,
                            object_item, run_of, text_item)
 from function.service import Service
@@ -28,8 +29,8 @@ MAX_MESSAGE_CHARS = 200
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     run, bucket = run_of_batch(service, event["BatchInput"])
     items = [item_of(run, bucket, value, index) for index, value in enumerate(event["Items"])]
-    outcomes = answer_items(service, run, items, "distributed_map")
-    unfinished = [o for o in outcomes if o.status == "not_finished"]
+    outcomes = answer_items(service, run, items, "distributed_map", lambda_request_id)
+    unfinished = [o for o in outcomes if o.status == NOT_FINISHED]
     if unfinished:
         raise BatchNotFinished(f"{len(unfinished)} of {len(outcomes)} items not finished, to be tried again: "
                                + "; ".join(f"{o.item.name}: {o.code}" for o in unfinished)[:1000])
@@ -58,15 +59,15 @@ def item_of(run: Run, bucket: str, value: object, index: int) -> Item:
             size = value.get("Size")
             return object_item(run, bucket, key, size=size if isinstance(size, int) else None)
         if "text" in value:
-            return text_item(run, value["text"], value.get("id"))
+            return text_item(run, value["text"], value.get("id"), f"Items[{index}]")
     return malformed_item(f"Items[{index}]", "names no object (Key or s3Key) and carries no text")
 
 
 def summary(run: Run, outcomes: list[Outcome]) -> dict:
     """Counts, every refused item with its code, each answer's label and score; cut to fit SUMMARY_BUDGET_BYTES:
     first the answers go, then the messages, then refused items past what fits (the result files keep them all)."""
-    answered = [o for o in outcomes if o.status == "answered"]
-    refused = [o for o in outcomes if o.status == "refused"]
+    answered = [o for o in outcomes if o.status == ANSWERED]
+    refused = [o for o in outcomes if o.status == REFUSED]
     answer = {"answered": len(answered), "refused": len(refused),
               "results": {"bucket": run.results_bucket, "prefix": run.results_prefix},
               "failed": [{"item": o.item.name, "code": o.code, "message": o.message[:MAX_MESSAGE_CHARS]}

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 from urllib.parse import unquote_plus
 
+from function.async_routes import ANSWERED, NOT_FINISHED, REFUSED
 from function.bulk import (BatchNotFinished, InvalidBatchInput, Item, Outcome, Run, answer_items, malformed_item,
                            object_item, run_of)
 from function.service import Service
 
-RESULT_CODES = {"answered": "Succeeded", "refused": "PermanentFailure", "not_finished": "TemporaryFailure"}
+RESULT_CODES = {ANSWERED: "Succeeded", REFUSED: "PermanentFailure", NOT_FINISHED: "TemporaryFailure"}
 MAX_RESULT_STRING_CHARS = 200  # a short line of the completion report, not the answer (that is the result file)
 
 
@@ -38,7 +39,7 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     else:
         items = [_item(run, task, version) for task in tasks]
         results = [_result(task, RESULT_CODES[o.status], _result_string(o))
-                   for task, o in zip(tasks, answer_items(service, run, items, "s3_batch_operations"))]
+                   for task, o in zip(tasks, answer_items(service, run, items, "s3_batch_operations", lambda_request_id))]
     return {"invocationSchemaVersion": version, "treatMissingKeysAs": "PermanentFailure",
             "invocationId": event.get("invocationId"), "results": results}
 
@@ -55,6 +56,8 @@ def _job_arguments(event: dict, version: object) -> tuple[object, object, object
         options = json.loads(options) if isinstance(options, str) else options
     except ValueError as exc:
         raise InvalidBatchInput(f"userArguments.options is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidBatchInput("userArguments.options nests too deeply") from exc
     return arguments.get("task", "classify"), arguments.get("model", ""), options
 
 
@@ -66,7 +69,7 @@ def _item(run: Run, task: object, version: str) -> Item:
         return malformed_item(str(task.get("taskId")), "names no s3Key and bucket")
     version_id = task.get("s3VersionId")
     return object_item(run, bucket.rsplit(":", 1)[-1], unquote_plus(key),
-                       version_id=version_id if isinstance(version_id, str) and version_id else None)
+                       version_id=version_id if isinstance(version_id, str) and version_id else None, by_source=True)
 
 
 def _result(task: object, code: str, result_string: str) -> dict:
@@ -75,9 +78,11 @@ def _result(task: object, code: str, result_string: str) -> dict:
 
 
 def _result_string(outcome: Outcome) -> str:
-    if outcome.status != "answered":
+    if outcome.status != ANSWERED:
         return f"{outcome.code}: {outcome.message}"
     summary = outcome.summary
     if "dimensions" in summary:
         return f"{summary['dimensions']} dimensions"
+    if "labels" in summary:  # a multi-label answer: every label at or above the threshold
+        return "labels: " + (" ".join(summary["labels"]) or "none")
     return f"{summary['label']} {summary['score']:.3f}"

@@ -35,18 +35,19 @@ from urllib.parse import unquote_plus
 from function.aws.s3 import ObjectTooLarge, S3Error
 from function.errors import ServingError, body_too_large, quoted
 from function.http_errors import api_error_body, status_of
+from function.async_routes import NOT_FINISHED, async_route, outcome_of, summary_of, task_options
 from function.inference import routed_results
 from function.log import Timings
 from function.metrics import metric_fields
 from function.responses import json_response
-from function.routes.classify import TASK, answer
+from function.routes.context import RouteContext
 from function.service import Service
-from function.tasks.image_classification import DEFAULT_TOP_K, ImageInput
+from function.tasks.image_classification import ImageInput
 
 log = logging.getLogger("function")
 UPLOAD_ROUTE = "s3:upload"  # the `route` of an upload's log line and metrics
 
-OWN_TAGS = ("label", "score", "model_version", "error")
+OWN_TAGS = ("label", "score", "labels", "model_version", "error")
 # What S3 accepts in a tag value (letters, digits, spaces, + - = . _ : / @), at most 256 characters.
 TAG_VALUE_REFUSED = re.compile(r"[^A-Za-z0-9 +\-=._:/@]")
 MAX_TAG_VALUE = 256
@@ -77,10 +78,14 @@ def upload_of(record: dict) -> Upload | None:
     s3 = record.get("s3")
     try:
         # Keys arrive URL-encoded, spaces as "+" (AWS's S3 event documentation).
-        return Upload(str(s3["bucket"]["name"]), unquote_plus(str(s3["object"]["key"])),
-                      int(s3["object"].get("size", 0)))
-    except (KeyError, TypeError, ValueError):
+        bucket, key, size = s3["bucket"]["name"], s3["object"]["key"], s3["object"].get("size", 0)
+    except (KeyError, TypeError, AttributeError):
         return None
+    if not isinstance(bucket, str) or not isinstance(key, str):
+        return None
+    # S3 sends the size as a whole number; anything else (Infinity, a fraction, text) is unknown: the GET's own
+    # length is checked against the limit anyway.
+    return Upload(bucket, unquote_plus(key), size if isinstance(size, int) and not isinstance(size, bool) else 0)
 
 
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
@@ -112,7 +117,7 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
         fields.update(metric_fields(fields, service.settings.metrics))
         log.info("s3 upload", extra={"fields": {"outcome": outcome, **fields}})
         outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
-                         **{k: fields[k] for k in ("error_code", "label") if k in fields}})
+                         **{k: fields[k] for k in ("error_code", "label", "labels") if k in fields}})
     if failed:
         raise UploadsNotProcessed(f"{len(failed)} of {len(outcomes)} uploads failed and will be retried: "
                                   f"{', '.join(failed)[:500]}")
@@ -163,17 +168,19 @@ def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -
             except ObjectTooLarge as exc:
                 raise body_too_large(exc.size, exc.limit) from exc
         tag_count = stored.tag_count
-        name, _ = settings.default_model(TASK)
-        task = service.registry.task(name, TASK)
+        route = async_route("classify")  # an upload is a /classify request with the default model and options
+        options = route.options({})
+        task = RouteContext(None, settings, service.registry, service.store).task({}, route.kind)
         image = ImageInput(stored.body, quoted(f"s3://{upload.bucket}/{upload.key}", MAX_WHERE_CHARS))
         # The version an HTTP request with these bytes would get (a canary's share included): the same answer.
-        prediction = routed_results(service.registry, task, service.store, [image], {"top_k": DEFAULT_TOP_K},
+        prediction = routed_results(service.registry, task, service.store, [image], task_options(options),
                                     timings, fields)
-        return Answer(200, answer(prediction), tag_count)
+        fields.update(summary_of(prediction))
+        return Answer(200, route.answer(prediction, options), tag_count)
     except ServingError as exc:
-        status = status_of(exc)
-        if status >= 500:
+        if outcome_of(exc) == NOT_FINISHED:
             raise
+        status = status_of(exc)
         fields["error_code"] = exc.code
         return Answer(status, api_error_body(exc, status), tag_count)
 
@@ -181,11 +188,11 @@ def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -
 def tag(s3, upload: Upload, result: Answer, fields: dict) -> None:
     """Our tags replace our earlier ones (a re-upload may now fail, or succeed); the uploader's stay, and ours
     take only the room S3's limit leaves. S3 refusing them for good is noted, not raised."""
-    if result.status == 200:
-        prediction = result.payload["predictions"][0]
-        ours = {"label": tag_value(prediction["label"]), "score": str(prediction["score"]),
+    if result.status == 200 and "labels" in fields:  # multi-label: every label at or above the threshold
+        ours = {"labels": tag_value("/".join(fields["labels"])), "model_version": result.payload["model_version"]}
+    elif result.status == 200:
+        ours = {"label": tag_value(fields["label"]), "score": str(fields["score"]),
                 "model_version": result.payload["model_version"]}
-        fields["label"] = prediction["label"]
     else:
         ours = {"error": tag_value(fields["error_code"])}
     # Reading the tags costs a request: only when the object has some (its GET said how many) or was not read.

@@ -28,6 +28,7 @@ import json
 import logging
 import re
 
+from function.async_routes import ROUTE_PATHS
 from function.aws.s3 import S3Error
 from function.errors import ServingError, quoted, refuse
 from function.events import Request
@@ -37,7 +38,7 @@ from function.service import Service
 
 log = logging.getLogger("function")
 
-ROUTES = ("/classify", "/classify-text", "/sentiment", "/embed")
+ROUTES = ROUTE_PATHS  # the routes every asynchronous door may call (function/async_routes.py)
 # An id becomes part of an S3 key: S3's safe characters, "/" between non-empty segments that are not "." or "..".
 RESULT_ID = re.compile(r"(?!.*(^|/)\.{1,2}(/|$))[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*")
 MAX_ID_CHARS = 512

@@ -111,7 +111,7 @@ class Manifest:
 
 
 def _file_name(name: object, path: Path) -> str:
-    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", ".."):
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or "\0" in name or name in (".", ".."):
         raise ManifestError(f"{path}: {name!r} is not a file name inside the model directory")
     return name
 
@@ -122,7 +122,7 @@ def load_manifest(directory: Path) -> Manifest:
     path = directory / MANIFEST_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ManifestError(f"{path}: {type(exc).__name__}: {exc}") from exc
     return parse_manifest(data, directory, path)
 
@@ -159,7 +159,7 @@ def parse_manifest(data: object, directory: Path, where: object) -> Manifest:
         )
     except ManifestError:
         raise
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:  # Infinity in a shape, ...
         raise ManifestError(f"{where}: {type(exc).__name__}: {exc}") from exc
     if not isinstance(manifest.multi_label, bool):
         raise ManifestError(f"{where}: multi_label must be true or false, not {manifest.multi_label!r}")

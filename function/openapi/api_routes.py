@@ -54,7 +54,7 @@ def _texts_operation(deployment: Deployment, model: dict, response: dict, option
 
 def describe_classify_text(deployment: Deployment, alias: str | None = None) -> Operation:
     best = spec.obj({"label": spec.STRING, "score": {**spec.PROBABILITY, "description": "The probability of label."},
-                     "cached": spec.CACHED})
+                     "cached": spec.CACHED, "model_version": spec.INPUT_VERSION}, ["label", "score", "cached"])
     prediction = {"oneOf": [best, spec.RANKED, spec.MULTI_LABEL]}
     named = f"/classify-text under its first name, {alias}, kept for the clients that call it. " if alias else ""
     return _texts_operation(
@@ -93,7 +93,8 @@ def describe_embed(deployment: Deployment) -> Operation:
     normalize = {**spec.BOOLEAN, "default": True,
                  "description": "L2-normalise each vector, so that cosine similarity is a dot product."}
     embedding = spec.obj({"embedding": spec.array({"type": "number"}, minItems=1), "tokens": spec.COUNT,
-                          "truncated": spec.BOOLEAN, "cached": spec.CACHED})
+                          "truncated": spec.BOOLEAN, "cached": spec.CACHED, "model_version": spec.INPUT_VERSION},
+                         ["embedding", "tokens", "truncated", "cached"])
     return spec.Operation(
         summary="Sentence embeddings of one text or a batch",
         description="One vector per text, in input order, from a text_embedding model.",

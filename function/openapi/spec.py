@@ -40,9 +40,13 @@ TOP_K = {"oneOf": [{"type": "integer", "minimum": 1}, {"const": "all"}],
 THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
              "description": "Multi-label models only: answer every label scoring at least this (refused for a "
                             "model that answers with one label)."}
+# Present only when a canary answered some inputs of a batch and the stable version the others.
+INPUT_VERSION = {**SHA256, "description": "The serving version that answered this input, when the inputs of the "
+                 "batch were answered by different versions (a canary's share is chosen per input)."}
 MULTI_LABEL = {"type": "object", "required": ["labels", "cached"], "additionalProperties": False,
                "description": "A multi-label model's answer: every label at or above the threshold, best first.",
-               "properties": {"labels": {"type": "array", "items": LABEL_SCORE}, "cached": CACHED}}
+               "properties": {"labels": {"type": "array", "items": LABEL_SCORE}, "cached": CACHED,
+                              "model_version": INPUT_VERSION}}
 
 
 def obj(properties: dict, required: list[str] | None = None, **extra) -> dict:
@@ -55,7 +59,8 @@ def array(items: dict, **extra) -> dict:
     return {"type": "array", "items": items, **extra}
 
 
-RANKED = obj({"label": STRING, "score": PROBABILITY, "top_k": array(LABEL_SCORE, minItems=1), "cached": CACHED},
+RANKED = obj({"label": STRING, "score": PROBABILITY, "top_k": array(LABEL_SCORE, minItems=1), "cached": CACHED,
+             "model_version": INPUT_VERSION}, ["label", "score", "top_k", "cached"],
             description="The most likely label and its probability, and the top_k labels ranked, best first.")
 
 

@@ -22,6 +22,18 @@ OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener 
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
 DRAFT_MARGIN = 2
 HIGH_BIT_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
+# What decoding an image and bringing it to 8 bits costs per pixel, by Pillow's mode: its own storage plus the
+# largest copy our conversion makes of it (a palette to RGB, 16-bit grey read out as an array). The pixel cap alone
+# let a 77 KB 16-bit PNG take 1 GB: the cap is on these bytes too.
+DECODE_BYTES_PER_PIXEL = {"1": 2, "L": 1, "P": 5, "LA": 2, "La": 2, "PA": 6, "RGB": 4, "RGBX": 4, "RGBA": 4,
+                          "RGBa": 4, "CMYK": 4, "YCbCr": 4, "LAB": 4, "HSV": 4, "I;16": 4, "I;16L": 4, "I;16B": 4,
+                          "I;16N": 4, "I": 8, "F": 8}
+UNKNOWN_MODE_BYTES = 8
+MAX_DECODE_BYTES = 200_000_000  # a 40 MP RGB photo is 160 MB; within ~300 MB for the whole process
+# Past this many pixels an image is box-reduced (by whole factors, both sides kept >= DRAFT_MARGIN x the model's
+# input) right after decoding, before any conversion copies it: what libjpeg's draft does for JPEG, for every format.
+SHRINK_ABOVE_PIXELS = 4_000_000
+STRIP_ROWS = 64  # a high-bit image is converted this many output rows at a time: no full-size float copy
 # Set once, not per call (catch_warnings is not thread-safe): decode() refuses such images itself, with a 413.
 warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
@@ -65,14 +77,43 @@ class ImagePreprocessor:
                 # Let libjpeg decode at 1/2..1/8 scale only while both sides stay >= DRAFT_MARGIN x the model's
                 # input. Measured: a 12 MP photo decodes 10x faster, and after the area-aware bilinear resize
                 # the input is within 1-5 grey levels (mean 0.1-0.3) of a full decode; at 1x it was up to 45.
-                width, height = self.size
-                image.draft(self.color_mode, (width * DRAFT_MARGIN, height * DRAFT_MARGIN))
+                model_width, model_height = self.size
+                image.draft(self.color_mode, (model_width * DRAFT_MARGIN, model_height * DRAFT_MARGIN))
+        except Exception as exc:  # noqa: BLE001  (a header Pillow cannot scale)
+            raise refuse("unsupported_image", f"{where} could not be decoded: the file is truncated "
+                          "or corrupt.") from exc
+        width, height = image.size
+        cost = width * height * DECODE_BYTES_PER_PIXEL.get(image.mode, UNKNOWN_MODE_BYTES)
+        if cost > MAX_DECODE_BYTES:
+            raise refuse("image_too_large", f"{where} is {width}x{height} pixels of mode {image.mode}: decoding "
+                         f"it takes {cost // 1_000_000} MB; the limit is {MAX_DECODE_BYTES // 1_000_000} MB (fewer "
+                         "pixels, or 8 bits per channel).")
+        try:
             image.load()
+            image = self._shrunk(image)
             image = _upright(image)
             return _to_mode(image, self.color_mode)
         except Exception as exc:  # noqa: BLE001  (truncated or corrupt pixel data)
             raise refuse("unsupported_image", f"{where} could not be decoded: the file is truncated "
                           "or corrupt.") from exc
+
+    def _shrunk(self, image: Image.Image) -> Image.Image:
+        """A large image box-reduced by whole factors, each side kept >= DRAFT_MARGIN x the model's larger side
+        (whatever the EXIF orientation turns it into); 16-bit and float images come back as L, reduced or not."""
+        width, height = image.size
+        factors = (1, 1)
+        if width * height > SHRINK_ABOVE_PIXELS:
+            side = DRAFT_MARGIN * max(self.size)
+            factors = (max(width // side, 1), max(height // side, 1))
+        if image.mode in HIGH_BIT_MODES:
+            return _eight_bit(image, factors)
+        if factors == (1, 1):
+            return image
+        if image.mode in ("P", "PA", "1") or "transparency" in image.info:
+            # Indexes and bits cannot be averaged, their colours can; a transparent colour becomes alpha first.
+            image = image.convert("RGBA" if image.mode == "PA" or "transparency" in image.info else
+                                  "L" if image.mode == "1" else "RGB")
+        return _reduced(image, factors)
 
     def to_array(self, image: Image.Image) -> np.ndarray:
         """One decoded image -> (height, width, channels) float32, resized and normalized."""
@@ -89,6 +130,18 @@ class ImagePreprocessor:
         return pixels
 
 
+def _reduced(image: Image.Image, factors: tuple[int, int]) -> Image.Image:
+    """image.reduce(factors), STRIP_ROWS output rows at a time: Pillow's reduce (and resize) of an image with alpha
+    makes a premultiplied copy of the whole image first (160 MB more for 40 MP); of a strip, a strip's worth."""
+    fx, fy = factors
+    columns, rows = image.size[0] // fx, image.size[1] // fy
+    out = Image.new(image.mode, (columns, rows))
+    for top in range(0, rows, STRIP_ROWS):
+        bottom = min(top + STRIP_ROWS, rows)
+        out.paste(image.crop((0, top * fy, columns * fx, bottom * fy)).reduce(factors), (0, top))
+    return out
+
+
 def _upright(image: Image.Image) -> Image.Image:
     try:
         return ImageOps.exif_transpose(image)
@@ -98,9 +151,7 @@ def _upright(image: Image.Image) -> Image.Image:
 
 def _to_mode(image: Image.Image, color_mode: str) -> Image.Image:
     mode = image.mode
-    if mode in HIGH_BIT_MODES:
-        image = _eight_bit(image)
-    elif "transparency" in image.info or mode in ("PA", "LA", "RGBA", "La", "RGBa"):
+    if "transparency" in image.info or mode in ("PA", "LA", "RGBA", "La", "RGBa"):
         rgba = image.convert("RGBA")
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         image = Image.alpha_composite(background, rgba).convert("RGB")
@@ -108,11 +159,24 @@ def _to_mode(image: Image.Image, color_mode: str) -> Image.Image:
     return image if image.mode == color_mode else image.convert(color_mode)
 
 
-def _eight_bit(image: Image.Image) -> Image.Image:
-    """16-bit and 32-bit grayscale -> L by scaling their range, where convert("L") would clip everything >255."""
-    values = np.asarray(image, dtype=np.float64)
+def _eight_bit(image: Image.Image, factors: tuple[int, int]) -> Image.Image:
+    """16-bit and 32-bit grayscale -> L by scaling their range, where convert("L") would clip everything >255; each
+    (x, y) `factors` block averaged into one pixel. Read out once (no float copy of the whole image): converted
+    STRIP_ROWS output rows at a time."""
+    values = np.asarray(image)
+    if values.ndim != 2:  # a mode numpy reads otherwise: Pillow's own 32-bit copy first
+        values = np.asarray(image.convert("I"))
     if image.mode == "F":
         top = 1.0 if values.size and values.max() <= 1.0 else 255.0
     else:
         top = 65535.0 if values.size and values.max() > 255 else 255.0
-    return Image.fromarray(np.clip(values / top * 255.0 + 0.5, 0, 255).astype(np.uint8), mode="L")
+    fx, fy = factors
+    rows, columns = values.shape[0] // fy, values.shape[1] // fx
+    out = np.empty((rows, columns), dtype=np.uint8)
+    for start in range(0, rows, STRIP_ROWS):
+        end = min(start + STRIP_ROWS, rows)
+        block = values[start * fy:end * fy, :columns * fx].astype(np.float64)
+        if factors != (1, 1):
+            block = block.reshape(end - start, fy, columns, fx).mean(axis=(1, 3))
+        out[start:end] = np.clip(block / top * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    return Image.fromarray(out, mode="L")

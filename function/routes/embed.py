@@ -39,6 +39,9 @@ def answer(prediction: Prediction, normalize: bool) -> dict:
     embeddings = [{"embedding": output_vector(result, normalize).tolist(), "tokens": result["tokens"],
                    "truncated": result["truncated"], "cached": cached}
                   for result, cached in zip(prediction.results, prediction.cached)]
+    if prediction.tasks is not None:  # a canary answered some of the texts: each says which version did
+        for embedding, answered_by in zip(embeddings, prediction.tasks):
+            embedding["model_version"] = answered_by.manifest.version
     task = prediction.task
     return {"model": task.manifest.name, "model_version": task.manifest.version,
             "dimensions": task.dimensions, "normalized": normalize, "embeddings": embeddings}

@@ -24,6 +24,7 @@ from time import perf_counter
 import numpy as np
 
 from function.digest import hasher
+from function.errors import refuse
 from function.log import Timings
 from function.model.manifest import TensorSpec
 from function.tasks.base import Batch, Result, Task
@@ -136,6 +137,7 @@ class TensorTask(Task):
         start = perf_counter()
         try:
             batch = items if isinstance(items, TensorBatch) else TensorBatch.stack(items, self.inputs)
+            check_open_dimensions(batch.arrays, self.inputs)
             return Batch({spec.role: batch.arrays[spec.name] for spec in self.inputs})
         finally:
             timings.add("preprocess", start)
@@ -162,6 +164,22 @@ class TensorTask(Task):
             if output_array(result, spec) is None:
                 return False
         return True
+
+
+def check_open_dimensions(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec]) -> None:
+    """Inputs open in the same dimension (a sequence's ids and its mask) have one size there, as the interpreter
+    needs: sizes that differ fail its reshape (XNNPack: "failed to reshape runtimeNode"), a 500 for a client's
+    mistake. Refused with 400 invalid_shape before the interpreter, whichever protocol sent them."""
+    first: dict[int, tuple[str, int]] = {}  # dimension -> the first input open there, and its size
+    for spec in specs:
+        shape = arrays[spec.name].shape
+        for axis, fixed in enumerate(spec.shape[1:len(shape)], start=1):
+            if fixed >= 0:
+                continue
+            name, size = first.setdefault(axis, (spec.name, shape[axis]))
+            if size != shape[axis]:
+                raise refuse("invalid_shape", f"Inputs {name!r} and {spec.name!r} are both open in dimension {axis} "
+                             f"and must have one size there; they have {size} and {shape[axis]}.")
 
 
 def output_arrays(results: Sequence[Result], specs: Sequence[TensorSpec]) -> dict[str, np.ndarray]:

@@ -135,8 +135,12 @@ def test_model_version_alarms_query_what_the_function_publishes_and_notify_the_t
 def test_tracing_turns_on_active_tracing_with_exactly_the_xray_grant(packages):
     template = packages("observed").template
     assert function_of(template)["TracingConfig"] == {"Mode": "Active"}
-    (policy,) = resources_of_type(deployed(template), "AWS::IAM::Policy").values()
-    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    # Inside the role's own policies, so that CreateFunction waits for it; no separate policy to race the function.
+    assert not resources_of_type(deployed(template), "AWS::IAM::Policy")
+    policies = deployed(template)["Resources"]["FunctionExecutionRole"]["Properties"]["Policies"]
+    (tracing,) = [policy for policy in policies if policy["PolicyName"] == "tracing"]
+    (statement,) = tracing["PolicyDocument"]["Statement"]
     assert statement == {"Effect": "Allow", "Action": ["xray:PutTraceSegments", "xray:PutTelemetryRecords"],
                          "Resource": "*"}  # X-Ray has no resource-level permissions
-    assert policy["Properties"]["Roles"] == [{"Ref": "FunctionExecutionRole"}]
+    untraced = deployed(packages("default").template)["Resources"]["FunctionExecutionRole"]["Properties"]
+    assert [policy["PolicyName"] for policy in untraced["Policies"]] == ["results-cache-and-logs"]

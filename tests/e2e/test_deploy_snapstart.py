@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.support.serverless_package import DEFAULT_IMAGE, only, only_named, resources_of_type
+from tests.support.cloudformation import deployed
+from tests.support.serverless_package import DEFAULT_IMAGE, cfn_lint, only, only_named, resources_of_type
 
 ALIAS = "ApiSnapStartLambdaAlias"
 ALIAS_ARN = {"Fn::Join": [":", [{"Fn::GetAtt": ["ApiLambdaFunction", "Arn"]}, "snapstart"]]}
@@ -66,3 +67,23 @@ def test_snapstart_with_provisioned_concurrency_is_refused_in_one_line(osls, tmp
 def test_snapstart_takes_only_true_or_false(osls, tmp_path):
     ran = osls.package(tmp_path / "package", "--stage", "ci", *DEFAULT_IMAGE, "--param", "snapStart=yes")
     assert ran.returncode != 0
+
+
+def test_bulk_runs_and_batch_operations_invoke_the_alias_and_tracing_is_the_roles_own(packages):
+    """snapStart with batch and tracing: the state machine's function, both roles' invoke grants and the FunctionArn
+    output S3 Batch Operations jobs use are the alias (an unqualified ARN runs $LATEST, without the snapshot); the
+    X-Ray grant is inside the function's role, so the function is created once the role may trace."""
+    packaged = packages("snapstart-bulk")
+    assert cfn_lint(packaged.template_path).returncode == 0
+    resources = deployed(packaged.template)["Resources"]
+    machine = resources["BulkInferenceStateMachine"]["Properties"]
+    assert machine["DefinitionSubstitutions"]["FunctionArn"] == {"Ref": ALIAS}
+    for role in ("BulkInferenceRole", "BatchOperationsRole"):
+        (policy,) = resources[role]["Properties"]["Policies"]
+        invoke = [s["Resource"] for s in policy["PolicyDocument"]["Statement"] if s["Action"] == "lambda:InvokeFunction"]
+        assert invoke == [{"Ref": ALIAS}], role
+    assert deployed(packaged.template)["Outputs"]["FunctionArn"]["Value"] == {"Ref": ALIAS}
+    assert "$LATEST" not in json.dumps(resources)
+    policies = resources["FunctionExecutionRole"]["Properties"]["Policies"]
+    assert "tracing" in [policy["PolicyName"] for policy in policies]
+    assert not resources_of_type({"Resources": resources}, "AWS::IAM::Policy").keys() & {"TracingWritePolicy"}

@@ -238,13 +238,13 @@ def test_schema_1_0_tasks_are_answered_with_the_default_model_and_a_result_code_
     assert {k: answer[k] for k in ("invocationSchemaVersion", "treatMissingKeysAs", "invocationId")} == {
         "invocationSchemaVersion": "1.0", "treatMissingKeysAs": "PermanentFailure", "invocationId": "invocation-1"}
     succeeded, broken, gone = answer["results"]
-    written = aws.read_json(results, f"{RESULTS}{PREFIX}my digit.png.json")["predictions"][0]
+    written = aws.read_json(results, f"{RESULTS}{source}/{PREFIX}my digit.png.json")["predictions"][0]
     assert succeeded == {"taskId": "task-0", "resultCode": "Succeeded",
                          "resultString": f"{written['label']} {written['score']:.3f}"}
     assert written["label"] == str(target) and written["label"] == succeeded["resultString"].split()[0]
     assert (broken["resultCode"], broken["resultString"].split(":")[0]) == ("PermanentFailure", "unsupported_image")
     assert (gone["resultCode"], gone["resultString"].split(":")[0]) == ("PermanentFailure", "object_not_found")
-    assert aws.read_json(results, f"{RESULTS}{PREFIX}gone.png.json")["error"]["code"] == "object_not_found"
+    assert aws.read_json(results, f"{RESULTS}{source}/{PREFIX}gone.png.json")["error"]["code"] == "object_not_found"
 
 
 def test_schema_2_0_user_arguments_pick_the_task_model_and_options_and_a_version(aws, buckets,  # noqa: F811
@@ -267,7 +267,7 @@ def test_schema_2_0_user_arguments_pick_the_task_model_and_options_and_a_version
     ranked = handle_event(bulk_service, batch_operations_event(
         "2.0", source, [(f"{PREFIX}d.png", None)], {"options": "{\"top_k\": 3}"}), None)["results"]
     assert ranked[0]["resultCode"] == "Succeeded"
-    assert len(aws.read_json(results, f"{RESULTS}{PREFIX}d.png.json")["predictions"][0]["top_k"]) == 3
+    assert len(aws.read_json(results, f"{RESULTS}{source}/{PREFIX}d.png.json")["predictions"][0]["top_k"]) == 3
 
 
 def test_schema_2_0_throttling_is_a_temporary_failure_and_bad_arguments_a_permanent_one(aws, buckets,  # noqa: F811

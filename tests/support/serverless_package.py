@@ -49,6 +49,9 @@ VARIANTS = {
     # SnapStart with every event source on: each must invoke the `snapstart` alias (test_deploy_snapstart.py).
     "snapstart": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "snapStart=true", "--param", "warmup=true",
                           "--param", "uploadsBucket=example-uploads", "--param", "queue=true")),
+    # SnapStart with bulk runs and tracing: the state machine and S3 Batch Operations invoke the alias too.
+    "snapstart-bulk": Variant(("--stage", "ci", *DEFAULT_IMAGE, "--param", "snapStart=true", "--param", "batch=true",
+                               "--param", "batchBucket=acme-photos", "--param", "tracing=true")),
     "prod": Variant(("--stage", "prod", "--region", "eu-west-1", "--param", "warmup=true",
                      "--param", "provisionedConcurrency=2"),
                     {"FUNCTION_IMAGE_URI": DIGEST_URI.format(region="eu-west-1")}),

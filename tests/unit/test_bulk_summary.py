@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from function.async_routes import async_route
 from function.bulk import Item, Outcome, Run
 from function.entry import event_kind
 from function.entry.distributed_map import SUMMARY_BUDGET_BYTES, summary
 
-RUN = Run("classify", task=None, options={}, normalize=True, results_bucket="results", results_prefix="p/")
+RUN = Run(async_route("classify"), task=None, options={}, results_bucket="results", results_prefix="p/")
 
 
 def outcomes(answered: int, refused: int, name_chars: int) -> list[Outcome]:

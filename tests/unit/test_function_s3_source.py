@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from function.model.manifest import ManifestError
+
 from function.aws.s3 import S3Client, resolve_endpoint
 from function.aws.sigv4 import Credentials
 from function.catalog.s3_source import S3ModelSource
@@ -38,9 +40,14 @@ def test_an_index_that_is_not_one_is_refused(tmp_path):
     b'{"schema": 1, "models": {"m": {"version": "latest", "path": "m/latest/", "manifest": {}}}}',
 ], ids=["name-climbs", "version-not-a-digest"])
 def test_an_index_entry_that_could_climb_out_of_its_directory_is_refused(tmp_path, index):
+    """Refused as that entry's problem (the other models are served): a name that is not one is not listed at all,
+    a version that is not a digest is listed as unservable, with why, under a directory of the source's own."""
     with RecordingS3((200, {}, index)) as server:
-        with pytest.raises(ModelSourceError):
-            source_for(server.url, tmp_path).models()
+        source = source_for(server.url, tmp_path)
+        listing = source.models()
+    assert all(isinstance(listed.manifest, ManifestError) and listed.directory.is_relative_to(source.directory)
+               and "no valid version" in str(listed.manifest) for listed in listing)
+    assert [listed.name for listed in listing] == ([] if b"../etc" in index else ["m"])
 
 
 def test_a_failed_refresh_check_keeps_serving_and_the_next_interval_asks_again(tmp_path):
