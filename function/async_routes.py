@@ -54,7 +54,7 @@ class AsyncRoute:
     answer: Callable[..., dict]  # (prediction, options) -> the route's JSON answer for it
 
 
-def _checked(name: str, allowed: frozenset[str]) -> Callable[[dict], dict]:
+def _checked(name: str, takes: str, allowed: frozenset[str]) -> Callable[[dict], dict]:
     def check(options: dict) -> dict:
         from function.routes import inputs  # noqa: PLC0415  (the routes' own option checks)
 
@@ -63,10 +63,10 @@ def _checked(name: str, allowed: frozenset[str]) -> Callable[[dict], dict]:
             raise refuse("invalid_field", f"options {quoted(unknown[0])}{' and more' if len(unknown) > 1 else ''} "
                          f"are not options of {name} (it takes {', '.join(sorted(allowed)) or 'none'}).")
         checked = dict(inputs.threshold_option(options))
-        if "top_k" in allowed:
+        if "top_k" in allowed:  # as the route's own default: images their top 5, texts their best label only
             from function.tasks.image_classification import DEFAULT_TOP_K  # noqa: PLC0415
 
-            checked["top_k"] = inputs.positive_int(options, "top_k", DEFAULT_TOP_K)
+            checked.update(inputs.top_k_option(options, DEFAULT_TOP_K if takes == "image" else None))
         if "normalize" in allowed:
             normalize = options.get("normalize", True)
             if not isinstance(normalize, bool):
@@ -87,11 +87,12 @@ def _route(name: str, path: str, takes: str, allowed: frozenset[str]) -> AsyncRo
     else:
         def answer(prediction, options):
             return module.answer(prediction)
-    return AsyncRoute(name, path, kind, takes, _checked(name, allowed), answer)
+    return AsyncRoute(name, path, kind, takes, _checked(name, takes, allowed), answer)
 
 
 _TABLE = (("classify", "/classify", "image", frozenset({"top_k", "threshold"})),
-          ("sentiment", "/sentiment", "text", frozenset({"threshold"})),
+          ("classify-text", "/classify-text", "text", frozenset({"top_k", "threshold"})),
+          ("sentiment", "/sentiment", "text", frozenset({"top_k", "threshold"})),  # /classify-text's first name
           ("embed", "/embed", "text", frozenset({"normalize"})))
 ROUTE_NAMES = tuple(name for name, *_ in _TABLE)
 ROUTE_PATHS = tuple(path for _, path, *_ in _TABLE)

@@ -15,8 +15,8 @@ def test_every_async_route_is_a_post_route_of_the_router_with_its_task_kind():
     for name, path in zip(ROUTE_NAMES, ROUTE_PATHS):
         route = async_route(name)
         assert route.path == path and "POST" in API.routes[path]
-        assert route.kind == {"classify": "image_classification", "sentiment": "text_classification",
-                              "embed": "text_embedding"}[name]
+        assert route.kind == {"classify": "image_classification", "classify-text": "text_classification",
+                              "sentiment": "text_classification", "embed": "text_embedding"}[name]
     assert sqs_batch.ROUTES is ROUTE_PATHS  # SQS messages name the same routes
 
 
@@ -36,7 +36,8 @@ def test_an_error_is_refused_when_it_would_recur_and_not_finished_when_it_may_pa
 @pytest.mark.parametrize("name, options, refused", [
     ("classify", {"top_k": 0}, "top_k"),
     ("classify", {"normalize": False}, "not options of classify"),
-    ("sentiment", {"top_k": 3}, "not options of sentiment"),
+    ("sentiment", {"normalize": True}, "not options of sentiment"),
+    ("classify-text", {"top_k": 0}, "top_k"),
     ("embed", {"normalize": "yes"}, "normalize"),
     ("sentiment", {"threshold": 2}, "threshold"),
 ])
