@@ -1,0 +1,106 @@
+"""The two big models of bench section 18, random weights (timing needs no training), built with TensorFlow and
+converted with the project's own `python -m convert` (float32, no sidecar: served as task tensor, the fidelity gate
+on generated inputs). Reused while RECIPES holds the same version.
+
+- resnet50: keras.applications.ResNet50(weights=None), 224x224x3 float input, 25.6 M parameters.
+- bert_base: a BERT-base-sized encoder, 12 layers x 768 (12 heads, 3,072 wide feed-forward, 30,522 token ids,
+  128 tokens), int32 token ids in, the mean of the last hidden states out: 109 M parameters.
+
+`python -m bench.big_models` builds both, and their ONNX conversions (section 18 builds what is missing itself).
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.onnx_export import _replace_erfc
+from bench.paths import BUILD_DIR
+from tests.support.lambda_runtime import REPO_ROOT
+
+BIG_DIR = BUILD_DIR / "big-models"
+MODELS = ("resnet50", "bert_base")
+SEQUENCE = 128
+VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE = 30_522, 768, 12, 12, 3_072
+
+
+def _keras_model(name: str):
+    import keras  # noqa: PLC0415
+
+    keras.utils.set_random_seed(0)
+    if name == "resnet50":
+        return keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3), classes=1000)
+    ids = keras.Input((SEQUENCE,), dtype="int32", name="ids")
+    positions = keras.ops.arange(SEQUENCE)
+    hidden = keras.layers.Embedding(VOCAB, HIDDEN)(ids) + keras.layers.Embedding(SEQUENCE, HIDDEN)(positions)
+    hidden = keras.layers.LayerNormalization(epsilon=1e-12)(hidden)
+    for _ in range(LAYERS):
+        attended = keras.layers.MultiHeadAttention(HEADS, HIDDEN // HEADS)(hidden, hidden)
+        hidden = keras.layers.LayerNormalization(epsilon=1e-12)(hidden + attended)
+        expanded = keras.layers.Dense(INTERMEDIATE, activation="gelu")(hidden)
+        hidden = keras.layers.LayerNormalization(epsilon=1e-12)(hidden + keras.layers.Dense(HIDDEN)(expanded))
+    pooled = keras.layers.GlobalAveragePooling1D(name="pooled")(hidden)
+    return keras.Model(ids, pooled, name="bert_base")
+
+
+def export(name: str, out: Path) -> None:
+    """The Keras model's SavedModel (model.export: tf.saved_model.save converts to a weightless model)."""
+    _keras_model(name).export(str(out), verbose=False)
+
+
+RECIPES = {"resnet50": 1, "bert_base": 2}  # a model's recipe version: raise it when its builder changes
+
+
+def stamp(name: str) -> str:
+    return f"{name} recipe {RECIPES[name]}"
+
+
+def saved_model_dir(name: str) -> Path:
+    return BIG_DIR / f"{name}-savedmodel"
+
+
+def model_dir(name: str) -> Path:
+    """The converted model, alone in its parent (the MODEL_DIR the function serves it from)."""
+    return BIG_DIR / f"{name}-served" / name
+
+
+def onnx_file(name: str) -> Path:
+    return BIG_DIR / f"{name}.onnx"
+
+
+def build(name: str) -> Path:
+    """BIG_DIR/<name>: the converted model directory (float32), rebuilt when its recipe version changes."""
+    out, saved, stamp_file = model_dir(name), saved_model_dir(name), BIG_DIR / f"{name}.stamp"
+    if stamp_file.exists() and stamp_file.read_text() == stamp(name) and (out / "manifest.json").exists():
+        return out
+    print(f"==> building {name} (random weights) and converting it with python -m convert", file=sys.stderr,
+          flush=True)
+    shutil.rmtree(saved, ignore_errors=True)
+    BIG_DIR.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-c", f"from bench.big_models import export; from pathlib import Path; "
+                    f"export({name!r}, Path({str(saved)!r}))"], cwd=REPO_ROOT, check=True)
+    subprocess.run([sys.executable, "-m", "convert", "--quantization", "float32", "--name", name, str(saved),
+                    str(out)], cwd=REPO_ROOT, check=True, stdout=subprocess.DEVNULL)
+    stamp_file.write_text(stamp(name))
+    return out
+
+
+def build_onnx(name: str) -> Path:
+    """The same SavedModel converted to ONNX by tf2onnx (requirements-bench.txt), for the ONNX Runtime stack."""
+    build(name)
+    out = onnx_file(name)
+    if not out.exists() or out.stat().st_mtime < (BIG_DIR / f"{name}.stamp").stat().st_mtime:
+        print(f"==> converting {name} to ONNX with tf2onnx", file=sys.stderr, flush=True)
+        partial = out.with_suffix(".partial.onnx")
+        subprocess.run([sys.executable, "-m", "tf2onnx.convert", "--saved-model", str(saved_model_dir(name)),
+                        "--signature_def", "serving_default", "--opset", "17", "--output", str(partial)],
+                       cwd=REPO_ROOT, check=True, capture_output=True)
+        _replace_erfc(partial)  # noqa: SLF001  (BERT's exact GELU: tf2onnx emits an Erfc ONNX lacks)
+        partial.rename(out)
+    return out
+
+
+if __name__ == "__main__":
+    for requested in sys.argv[1:] or MODELS:
+        print(build(requested), build_onnx(requested))
