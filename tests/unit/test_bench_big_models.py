@@ -37,3 +37,10 @@ def test_the_verdicts_read_the_issue_targets():
     missed = section.verdicts(samples(90.0, 200.0))
     assert missed[0].startswith("**missed**: ResNet50 float32 warm batch 1, 2 threads over 1: 0.90x")
     assert any("first call over a warm one 2.00x" in line and line.startswith("**missed**") for line in missed)
+
+
+def test_a_model_without_onnx_says_so_in_its_rows_and_verdicts():
+    found = {key: value for key, value in samples(60.0, 110.0).items() if key[1] != "onnxruntime"}
+    rows = section.model_table(found, "bert_base").splitlines()[2:]
+    assert sum("not measured" in row for row in rows) == 3
+    assert "**missed**: bert_base 1t: ONNX Runtime not measured" in section.verdicts(found)
