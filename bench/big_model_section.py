@@ -54,8 +54,9 @@ def onnx_problems(models: tuple[str, ...]) -> dict[str, str]:
         try:
             big_models.build_onnx(model)
         except subprocess.CalledProcessError as error:
-            problems[model] = f"tf2onnx exited with {error.returncode}" + (
-                " (killed: out of memory?)" if error.returncode < 0 else "")
+            problems[model] = f"tf2onnx exited with {error.returncode}"
+        except MemoryError as error:
+            problems[model] = str(error)
     return problems
 
 

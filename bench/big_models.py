@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from bench.onnx_export import _replace_erfc
@@ -23,6 +24,7 @@ BIG_DIR = BUILD_DIR / "big-models"
 MODELS = ("resnet50", "bert_base")
 SEQUENCE = 128
 VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE = 30_522, 768, 12, 12, 3_072
+CONVERT_RSS_LIMIT_MB = 6_000
 
 
 def _keras_model(name: str):
@@ -86,6 +88,25 @@ def build(name: str) -> Path:
     return out
 
 
+def capped(command: list[str]) -> None:
+    """Runs `command`, killed when its RSS passes CONVERT_RSS_LIMIT_MB (tf2onnx took 11 GB on the BERT-base-sized
+    encoder, and on a shared machine the kernel's OOM killer may pick another process than the culprit)."""
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while process.poll() is None:
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            rss_mb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
+        except (OSError, StopIteration):
+            rss_mb = 0
+        if rss_mb > CONVERT_RSS_LIMIT_MB:
+            process.kill()
+            process.wait()
+            raise MemoryError(f"tf2onnx passed {CONVERT_RSS_LIMIT_MB} MB of RSS and was stopped")
+        time.sleep(0.5)
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, command)
+
+
 def build_onnx(name: str) -> Path:
     """The same SavedModel converted to ONNX by tf2onnx (requirements-bench.txt), for the ONNX Runtime stack."""
     build(name)
@@ -93,9 +114,8 @@ def build_onnx(name: str) -> Path:
     if not out.exists() or out.stat().st_mtime < (BIG_DIR / f"{name}.stamp").stat().st_mtime:
         print(f"==> converting {name} to ONNX with tf2onnx", file=sys.stderr, flush=True)
         partial = out.with_suffix(".partial.onnx")
-        subprocess.run([sys.executable, "-m", "tf2onnx.convert", "--saved-model", str(saved_model_dir(name)),
-                        "--signature_def", "serving_default", "--opset", "17", "--output", str(partial)],
-                       cwd=REPO_ROOT, check=True, capture_output=True)
+        capped([sys.executable, "-m", "tf2onnx.convert", "--saved-model", str(saved_model_dir(name)),
+                "--signature_def", "serving_default", "--opset", "17", "--output", str(partial)])
         _replace_erfc(partial)  # noqa: SLF001  (BERT's exact GELU: tf2onnx emits an Erfc ONNX lacks)
         partial.rename(out)
     return out
