@@ -2,8 +2,11 @@
 targets read computed against the right cells."""
 from __future__ import annotations
 
+import numpy as np
+
 from bench import big_model_section as section
 from bench.__main__ import SECTIONS
+from tests.support.function_fixtures import demo_models  # noqa: F401
 
 
 def samples(function_2t_warm: float, function_first: float) -> dict:
@@ -44,3 +47,14 @@ def test_a_model_without_onnx_says_so_in_its_rows_and_verdicts():
     rows = section.model_table(found, "bert_base").splitlines()[2:]
     assert sum("not measured" in row for row in rows) == 3
     assert "**missed**: bert_base 1t: ONNX Runtime not measured" in section.verdicts(found)
+
+
+def test_the_thread_line_feeds_each_model_its_own_dtypes_and_tokens(demo_models):  # noqa: F811
+    from bench.thread_line import batch_of_one  # noqa: PLC0415
+    from function.model.manifest import load_manifest  # noqa: PLC0415
+
+    text = batch_of_one(load_manifest(demo_models / "minilm"), 16)
+    assert {role: (array.shape, array.dtype.kind) for role, array in text.items()} == {
+        "input_ids": ((1, 16), "i"), "attention_mask": ((1, 16), "i")}
+    image = batch_of_one(load_manifest(demo_models / "efficientnet_lite0"), 16)
+    assert image["image"].shape == (1, 224, 224, 3) and image["image"].dtype == np.float32
