@@ -6,10 +6,11 @@ weights, built and converted by bench/big_models.py (float32), served by every s
 - ONNX Runtime on the tf2onnx conversion of the same SavedModel, intra_op_num_threads=N, and at its default;
 - TensorFlow on the SavedModel, intra- and inter-op threads N.
 
-Each configuration runs in a fresh process of the dev venv (bench/big_worker.py): cold is the spawn to the first
-answer (import, load, first call), first call its own time, warm the median of batch-1 and batch-8 calls, peak RSS
-the process's. Each round runs every configuration once, the order rotating by one each round; the cells are medians
-over the rounds. The ratios are the ones the issue's targets read: 2 threads over 1, the function over LiteRT alone
+Each configuration runs in a fresh process of its stack's venv (bench/big_worker.py): the function and LiteRT alone
+on the Lambda runtime's (requirements.txt only), ONNX Runtime and TensorFlow on their baselines'. Cold is the spawn
+to the first answer (import, load, first call), first call its own time, warm the median of batch-1 and batch-8
+calls, peak RSS the process's. Each round runs every configuration once, the order rotating by one each round; the
+cells are medians over the rounds. The ratios are the ones the issue's targets read: 2 threads over 1, the function over LiteRT alone
 at the same threads, the first call over a warm one, ONNX Runtime over the function.
 
 `python -m bench.big_model_section [--rounds N] [--model resnet50]` runs it alone and prints it.
@@ -24,9 +25,9 @@ import subprocess
 import sys
 import time
 
-from bench import big_models
+from bench import big_models, venvs
+from bench.paths import REPO_ROOT
 from bench.report import SectionResult, table, verdict
-from tests.support.lambda_runtime import REPO_ROOT
 
 NUMBER = 18
 TITLE = "Big models: ResNet50 and a BERT-base-sized encoder, every stack at 1 and 2 threads"
@@ -37,10 +38,18 @@ FIELDS = ("cold_s", "first_ms", "warm_1_ms", "warm_8_ms", "peak_rss_mb")
 TIMEOUT_SECONDS = 600
 
 
+def stack_python(stack: str) -> str:
+    """Each stack on its own venv, as section 17 runs them: the function and LiteRT alone on the Lambda runtime's
+    (requirements.txt only), ONNX Runtime and TensorFlow on their baselines' (bench/setup.sh prepares them)."""
+    if stack in ("function", "litert"):
+        return str(venvs.litert_venv().python)
+    return str(venvs.baseline_venv(stack).python)
+
+
 def run_worker(stack: str, model: str, threads: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OPENBLAS_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    env.pop("MODEL_THREADS", None)
-    done = subprocess.run([sys.executable, "-m", "bench.big_worker", stack, model, threads, repr(time.time())],
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "OPENBLAS_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run([stack_python(stack), "-m", "bench.big_worker", stack, model, threads, repr(time.time())],
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
     if done.returncode != 0:
         raise RuntimeError(f"{stack} {model} {threads}: {done.stderr.strip().splitlines()[-1:]}")

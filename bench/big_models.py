@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 from bench.onnx_export import _replace_erfc
-from bench.paths import BUILD_DIR
-from tests.support.lambda_runtime import REPO_ROOT
+from bench.paths import BUILD_DIR, REPO_ROOT
 
 BIG_DIR = BUILD_DIR / "big-models"
 MODELS = ("resnet50", "bert_base")
