@@ -3,7 +3,7 @@ weights, built and converted by bench/big_models.py (float32), served by every s
 
 - function: function.app's init (MODEL_THREADS=N; a big model loads and packs its weights there) and its runner;
 - LiteRT alone: the Interpreter and its signature runner, num_threads=N;
-- ONNX Runtime on the tf2onnx conversion of the same SavedModel, intra_op_num_threads=N, and at its default;
+- ONNX Runtime on the same model in ONNX (bench/big_models.build_onnx), intra_op_num_threads=N, and at its default;
 - TensorFlow on the SavedModel, intra- and inter-op threads N.
 
 Each configuration runs in a fresh process of its stack's venv (bench/big_worker.py): the function and LiteRT alone
