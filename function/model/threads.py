@@ -6,10 +6,11 @@ cgroup (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`) and, inside L
 buys: Lambda allocates CPU in proportion to memory, the equivalent of one vCPU at 1,769 MB, up to 6 vCPUs at
 10,240 MB. os.cpu_count() alone counts the host's cores, which neither a quota nor Lambda gives whole.
 
-A small model keeps one thread: waking a second thread for a few milliseconds of work costs more than it saves
-(docs/deploy.md, "Memory and threads", has the measured line). The line is the model file's size, read with one
-stat: the demo models (9-59 MB) keep one thread, keras.applications ResNet50 in float32 (98 MB) and anything the
-size of BERT-base get one per vCPU. MODEL_THREADS overrides it for every model.
+A small model keeps one thread: a second one cost the demo models up to 2.4x the CPU for the same answer, where
+ResNet50 and BERT-base split their work for 3-5% more (`python -m bench.thread_line`; docs/deploy.md, "Memory and
+threads"). The line is the model file's size, read with one stat: the demo models (8 KB to 61 MB) keep one thread,
+keras.applications ResNet50 in float32 (102 MB) and anything the size of BERT-base (434 MB) get one per vCPU.
+MODEL_THREADS overrides it for every model.
 """
 from __future__ import annotations
 
