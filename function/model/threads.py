@@ -8,7 +8,7 @@ buys: Lambda allocates CPU in proportion to memory, the equivalent of one vCPU a
 
 A small model keeps one thread: a second one cost the demo models up to 2.4x the CPU for the same answer, where
 ResNet50 and BERT-base split their work for 3-5% more (`python -m bench.thread_line`; docs/deploy.md, "Memory and
-threads"). The line is the model file's size, read with one stat: the demo models (8 KB to 61 MB) keep one thread,
+threads"). The line is the model file's size, read with one stat: the demo models (6 KB to 61 MB) keep one thread,
 keras.applications ResNet50 in float32 (102 MB) and anything the size of BERT-base (434 MB) get one per vCPU.
 MODEL_THREADS overrides it for every model.
 """
