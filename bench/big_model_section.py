@@ -10,8 +10,8 @@ Each configuration runs in a fresh process of its stack's venv (bench/big_worker
 on the Lambda runtime's (requirements.txt only), ONNX Runtime and TensorFlow on their baselines'. Cold is the spawn
 to the first answer (import, load, first call), first call its own time, warm the median of batch-1 and batch-8
 calls, peak RSS the process's. Each round runs every configuration once, the order rotating by one each round; the
-cells are medians over the rounds. The ratios are the ones the issue's targets read: 2 threads over 1, the function over LiteRT alone
-at the same threads, the first call over a warm one, ONNX Runtime over the function.
+cells are medians over the rounds. The ratios are the ones the issue's targets read: 2 threads over 1, the function
+over LiteRT alone at the same threads, the first call over a warm one, ONNX Runtime over the function.
 
 `python -m bench.big_model_section [--rounds N] [--model resnet50]` runs it alone and prints it.
 """

@@ -6,7 +6,8 @@ median wall time of each and two ratios, 2 threads over 1: wall time (what a req
 second thread rarely finds a free core) and process CPU time (what the second thread costs in all, which the load
 does not change: near 1.0x the model splits its work cleanly, well above it the second thread mostly waits).
 The figures in docs/deploy.md, "Memory and threads", are its output. The big models come from bench/big_models.py
-when built (`python -m bench.big_models`), the demo models from models/.
+when built (`python -m bench.big_models`), the demo models from models/; `--model DIR` measures your own instead
+(a dynamic sequence dimension at 128 tokens).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import argparse
 import os
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -23,10 +25,12 @@ from function.model.manifest import Manifest, load_manifest
 from function.model.runner import ModelRunner
 
 # (label, model directory, tokens for a dynamic sequence dimension)
-CASES = [("resnet50", big_models.model_dir("resnet50"), 0), ("bert_base, 128 tokens", big_models.model_dir("bert_base"), 0),
-         ("efficientnet_lite0", MODELS_DIR / "efficientnet_lite0", 0), ("minilm, 128 tokens", MODELS_DIR / "minilm", 128),
-         ("minilm, 16 tokens", MODELS_DIR / "minilm", 16), ("sentiment", MODELS_DIR / "sentiment", 0),
-         ("digits", MODELS_DIR / "digits", 0), ("tabular", MODELS_DIR / "tabular", 0)]
+CASES = [("resnet50", big_models.model_dir("resnet50"), 0),
+         ("bert_base, 128 tokens", big_models.model_dir("bert_base"), 0),
+         ("efficientnet_lite0", MODELS_DIR / "efficientnet_lite0", 0),
+         ("minilm, 128 tokens", MODELS_DIR / "minilm", 128), ("minilm, 16 tokens", MODELS_DIR / "minilm", 16),
+         ("sentiment", MODELS_DIR / "sentiment", 0), ("digits", MODELS_DIR / "digits", 0),
+         ("tabular", MODELS_DIR / "tabular", 0)]
 ROUND_SECONDS = 0.2  # each timed stretch repeats the call to last about this long
 
 
@@ -63,9 +67,13 @@ def compare(manifest: Manifest, inputs: dict, rounds: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.thread_line", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--model", action="append", type=Path, metavar="DIR",
+                        help="a converted model directory to measure instead of the usual ones (repeatable)")
+    args = parser.parse_args()
+    rounds = args.rounds
+    cases = [(str(directory), directory, 128) for directory in args.model] if args.model else CASES
     print(f"1-minute load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {rounds} rounds")
-    for label, directory, tokens in CASES:
+    for label, directory, tokens in cases:
         if not (directory / "manifest.json").exists():
             print(f"{label}: not built")
             continue

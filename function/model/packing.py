@@ -24,7 +24,7 @@ def load_big_models(registry) -> list[str]:
     for name in sorted(registry.tasks):
         for task in registry.versions(name):
             model_file = task.manifest.model_file
-            if model_file.is_file() and is_big(model_file):
+            if model_file.is_file() and is_big(model_file, task.manifest.quantization):
                 try:
                     task.load()
                 except ModelUnavailable:

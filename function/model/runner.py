@@ -61,7 +61,7 @@ class ModelRunner:
         from function.model.threads import is_big, threads_for  # noqa: PLC0415 (loaded with the first model)
 
         self.manifest = manifest
-        big = is_big(manifest.model_file)
+        big = is_big(manifest.model_file, manifest.quantization)
         self.num_threads = threads_for(big) if num_threads is None else num_threads
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=self.num_threads)
         self._signature = self._interpreter.get_signature_runner(manifest.signature)

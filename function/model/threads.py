@@ -8,9 +8,10 @@ buys: Lambda allocates CPU in proportion to memory, the equivalent of one vCPU a
 
 A small model keeps one thread: a second one cost the demo models up to 2.4x the CPU for the same answer, where
 ResNet50 and BERT-base split their work for 3-5% more (`python -m bench.thread_line`; docs/deploy.md, "Memory and
-threads"). The line is the model file's size, read with one stat: the demo models (6 KB to 61 MB) keep one thread,
-keras.applications ResNet50 in float32 (102 MB) and anything the size of BERT-base (434 MB) get one per vCPU.
-MODEL_THREADS overrides it for every model.
+threads"). The line is the model file's size, read with one stat (doubled for a float16 model): the demo models
+(6 KB to 61 MB; EfficientNet-Lite0 float16 9.3 MB) keep one thread, keras.applications ResNet50 in float32 (102 MB)
+or float16 (51 MB) and anything the size of BERT-base (434 MB) get one per vCPU. MODEL_THREADS overrides it for
+every model.
 """
 from __future__ import annotations
 
@@ -67,9 +68,12 @@ def available_cpus(environ: dict | None = None, cgroup_root: Path | None = None)
     return max(1, min(counts))
 
 
-def is_big(model_file: Path) -> bool:
-    """Big enough to gain from threads, and to have its weights packed when it loads (function/model/runner.py)."""
-    return os.stat(model_file).st_size >= THREADED_MODEL_BYTES
+def is_big(model_file: Path, quantization: str = "") -> bool:
+    """Big enough to gain from threads, and to have its weights packed when it loads (function/model/runner.py):
+    the float32 weights XNNPACK packs, THREADED_MODEL_BYTES or more. A float16 file holds half of them (LiteRT
+    widens its weights to float32 before packing)."""
+    widened = 2 if quantization == "float16" else 1
+    return os.stat(model_file).st_size * widened >= THREADED_MODEL_BYTES
 
 
 def threads_for(big: bool, environ: dict | None = None, cgroup_root: Path | None = None) -> int:

@@ -61,7 +61,8 @@ def test_a_big_model_packs_when_it_loads_and_answers_as_a_plain_first_call(demo_
 
 def test_the_init_loads_and_packs_the_big_models_only(demo_models, two_cpu_quota):  # noqa: F811
     registry = ModelRegistry(demo_models)
-    big = sorted(name for name, task in registry.tasks.items() if threads.is_big(task.manifest.model_file))
+    big = sorted(name for name, task in registry.tasks.items() if threads.is_big(task.manifest.model_file,
+                                                                                         task.manifest.quantization))
     assert BIG in big and "tabular" not in big  # the line is EfficientNet-Lite0's size here
     assert load_big_models(registry) == big
     assert all(registry.task(name).runner().weights_packed for name in big)

@@ -65,6 +65,15 @@ def test_big_models_get_every_cpu_small_ones_one(tmp_path):
     assert threads.threads_for(False, {}, root) == 1
 
 
+def test_a_float16_file_counts_the_float32_weights_it_is_widened_to(tmp_path):
+    model_file = tmp_path / "model.tflite"
+    with open(model_file, "wb") as sparse:  # 40 MiB of nothing: a size without the disk space
+        sparse.truncate(40 * 1024 * 1024)
+    assert not threads.is_big(model_file, "float32")
+    assert not threads.is_big(model_file, "dynamic")
+    assert threads.is_big(model_file, "float16")
+
+
 @pytest.mark.parametrize("big", [True, False])
 def test_model_threads_overrides_for_every_model(tmp_path, big):
     root = cgroup_v2(tmp_path, "100000 100000")
@@ -85,7 +94,7 @@ def test_the_demo_models_keep_one_thread_on_a_six_vcpu_lambda(demo_models, name,
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "10240")
     monkeypatch.delenv("MODEL_THREADS", raising=False)
     manifest = load_manifest(demo_models / name)
-    assert not threads.is_big(manifest.model_file)
+    assert not threads.is_big(manifest.model_file, manifest.quantization)
     runner = ModelRunner(manifest)
     assert runner.num_threads == 1
     assert not runner.weights_packed  # a small model still packs on its first call, not when it loads
