@@ -36,6 +36,7 @@ SECTIONS = {
     15: "bench.bulk",
     16: "bench.first_invoke",
     17: "bench.floors_peers",
+    18: "bench.big_model_section",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

@@ -51,6 +51,8 @@ class Env:
     MAX_BATCH_TOKENS = "MAX_BATCH_TOKENS"  # tokens per request, over every text a model must run
     MAX_TEXT_CHARS = "MAX_TEXT_CHARS"
     PRELOAD_MODELS = "PRELOAD_MODELS"  # none (load on first use) | all (load at init)
+    # auto (one thread per vCPU for a big model, one for the others: function/model/threads.py) | a number for all
+    MODEL_THREADS = "MODEL_THREADS"
     SERVE_PAGE = "SERVE_PAGE"  # true: GET / serves the page to try every model (`python -m function.devserver` sets it)
     LOG_LEVEL = "LOG_LEVEL"
 
@@ -64,6 +66,7 @@ class Env:
     LAMBDA_TASK_ROOT = "LAMBDA_TASK_ROOT"  # set only inside Lambda: where the code is (read-only)
     # "snap-start" when Lambda initialises a version to snapshot it (function/snapstart.py), else on-demand etc.
     AWS_LAMBDA_INITIALIZATION_TYPE = "AWS_LAMBDA_INITIALIZATION_TYPE"
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"  # MB: what buys vCPUs (function/model/threads.py)
     AWS_REGION = "AWS_REGION"
     AWS_DEFAULT_REGION = "AWS_DEFAULT_REGION"
     AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
@@ -98,6 +101,16 @@ def default_sqlite_path(environ: dict | None = None) -> Path:
 def _env(name: str, environ: dict | None = None) -> str | None:
     value = (environ if environ is not None else os.environ).get(name, "").strip()
     return value or None
+
+
+def model_threads_setting(environ: dict | None = None) -> int | None:
+    """MODEL_THREADS: None for auto (the default), else the threads every model's interpreter gets."""
+    raw = (_env(Env.MODEL_THREADS, environ) or "auto").lower()
+    if raw == "auto":
+        return None
+    if not raw.isdigit() or int(raw) <= 0:
+        raise ValueError(f"{Env.MODEL_THREADS} must be auto or a positive number of threads, not {raw!r}")
+    return int(raw)
 
 
 @named_tuple
@@ -269,6 +282,7 @@ class ServiceSettings:
             raise ValueError(f"{Env.UPLOADS_PREFIX} {uploads_prefix!r} is inside {Env.RESULTS_PREFIX} "
                              f"{results_prefix!r}: the function never classifies its own results, so it would "
                              "classify nothing")
+        model_threads_setting(environ)  # read again by each interpreter's maker: a wrong value stops the init here
         preload = (_env(Env.PRELOAD_MODELS, environ) or "none").lower()
         if preload not in {"none", "all"}:
             raise ValueError(f"{Env.PRELOAD_MODELS} must be none or all, not {preload!r}")

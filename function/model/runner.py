@@ -51,17 +51,31 @@ class ModelRunner:
     calls fail or answer wrong), so every call holds this model's lock; Lambda runs one request per container
     anyway, the local server may not (tests/functional/test_function_concurrency.py)."""
 
-    def __init__(self, manifest: Manifest, num_threads: int = 1):
+    def __init__(self, manifest: Manifest, num_threads: int | None = None):
+        """num_threads: None for what function/model/threads.py decides (MODEL_THREADS, else the model's size and
+        the container's vCPUs). A big model's weights are packed here, by one invoke of zeros (warm_up): whoever
+        loads it (the init, function/app.py, or a model refresh) pays that, not its first request."""
         # LiteRT: 8 ms and 5 modules after function.app's own imports (numpy is already in), spared by cache hits.
         from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415
 
+        from function.model.threads import is_big, threads_for  # noqa: PLC0415 (loaded with the first model)
+
         self.manifest = manifest
-        self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=num_threads)
+        big = is_big(manifest.model_file, manifest.quantization)
+        self.num_threads = threads_for(big) if num_threads is None else num_threads
+        self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=self.num_threads)
         self._signature = self._interpreter.get_signature_runner(manifest.signature)
         self._lock = threading.Lock()
         self._weights_packed = False  # until the first invoke, when XNNPACK copies them out of the mapped file
         # Each float input's dtype, looked up once rather than by every request (np.dtype: ~0.3 us a call).
         self._float_inputs = {spec.name: np.dtype(spec.dtype) for spec in manifest.inputs if spec.scale is None}
+        if big:
+            self.warm_up()
+
+    @property
+    def weights_packed(self) -> bool:
+        """True once the interpreter has been invoked (XNNPACK packs the weights on the first invoke)."""
+        return self._weights_packed
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """inputs: role -> array with the batch first (float values for quantized tensors). Returns every output

@@ -1,0 +1,60 @@
+"""Bench section 18's tables and verdicts from given samples: every configuration a row, the ratios the issue's
+targets read computed against the right cells."""
+from __future__ import annotations
+
+import numpy as np
+
+from bench import big_model_section as section
+from bench.__main__ import SECTIONS
+from tests.support.function_fixtures import demo_models  # noqa: F401
+
+
+def samples(function_2t_warm: float, function_first: float) -> dict:
+    found = {}
+    for model in ("resnet50", "bert_base"):
+        for stack, threads in section.CONFIGURATIONS:
+            warm = {"function": 100.0, "litert": 100.0, "onnxruntime": 150.0, "tensorflow": 200.0}[stack]
+            if stack == "function" and threads == "2":
+                warm = function_2t_warm
+            first = function_first if stack == "function" else 3 * warm
+            cold = 0.5 if stack in ("function", "litert") else 2.0
+            found[(model, stack, threads)] = {"cold_s": [cold], "first_ms": [first], "warm_1_ms": [warm, warm],
+                                              "warm_8_ms": [8 * warm], "peak_rss_mb": [300.0]}
+    return found
+
+
+def test_section_18_is_listed():
+    assert SECTIONS[section.NUMBER] == "bench.big_model_section"
+
+
+def test_every_configuration_is_a_row_with_its_ratios():
+    rows = section.model_table(samples(60.0, 110.0), "resnet50").splitlines()[2:]
+    assert len(rows) == len(section.CONFIGURATIONS)
+    function_2t = next(row for row in rows if row.startswith("| function, 2 threads"))
+    assert function_2t.endswith("| 1.83x | 0.60x |")  # first over warm; warm over LiteRT alone at 2 threads (100)
+
+
+def test_the_verdicts_read_the_issue_targets():
+    met = section.verdicts(samples(60.0, 110.0))
+    assert met[0].startswith("met: ResNet50 float32 warm batch 1, 2 threads over 1: 0.60x")
+    missed = section.verdicts(samples(90.0, 200.0))
+    assert missed[0].startswith("**missed**: ResNet50 float32 warm batch 1, 2 threads over 1: 0.90x")
+    assert any("first call over a warm one 2.00x" in line and line.startswith("**missed**") for line in missed)
+
+
+def test_a_model_without_onnx_says_so_in_its_rows_and_verdicts():
+    found = {key: value for key, value in samples(60.0, 110.0).items() if key[1] != "onnxruntime"}
+    rows = section.model_table(found, "bert_base").splitlines()[2:]
+    assert sum("not measured" in row for row in rows) == 3
+    assert "**missed**: bert_base 1t: ONNX Runtime not measured" in section.verdicts(found)
+
+
+def test_the_thread_line_feeds_each_model_its_own_dtypes_and_tokens(demo_models):  # noqa: F811
+    from bench.thread_line import batch_of_one  # noqa: PLC0415
+    from function.model.manifest import load_manifest  # noqa: PLC0415
+
+    text = batch_of_one(load_manifest(demo_models / "minilm"), 16)
+    assert {role: (array.shape, array.dtype.kind) for role, array in text.items()} == {
+        "input_ids": ((1, 16), "i"), "attention_mask": ((1, 16), "i")}
+    image = batch_of_one(load_manifest(demo_models / "efficientnet_lite0"), 16)
+    assert image["image"].shape == (1, 224, 224, 3) and image["image"].dtype == np.float32
