@@ -30,7 +30,9 @@ DOC = REPO / "docs" / "model-format.md"
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```", DOC.read_text(), re.S | re.M)
+    """The fenced blocks of this language ("": no language named), fences paired in order from the top."""
+    fenced = re.findall(r"^```(\w*)\n(.*?)^```$", DOC.read_text(), re.S | re.M)
+    return [code for named, code in fenced if named == language]
 
 
 @pytest.fixture(scope="module")
