@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -181,6 +182,9 @@ def test_config_validation_rejects_a_typo(osls, tmp_path):
     assert "  memorySize: ${param:memorySize}" in text
     (service / "serverless.yml").write_text(text.replace("  memorySize: ${param:memorySize}", "  memorySise: 1769"))
     shutil.copytree(REPO_ROOT / "deploy", service / "deploy")  # the state machine's definition, read by ${file()}
+    cors = Path("function", "devserver", "cors.json")  # the CORS settings, read by ${file()} too
+    (service / cors).parent.mkdir(parents=True)
+    shutil.copy(REPO_ROOT / cors, service / cors)
     done = osls.package(tmp_path / "package", *DEFAULT_IMAGE, service_dir=service)
     assert done.returncode != 0
     assert "memorySise" in done.stdout + done.stderr
