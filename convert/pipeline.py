@@ -20,7 +20,7 @@ from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
 from convert.preprocessing_check import check_preset, diagnose
 from convert.quiet import import_tensorflow
-from convert.raw_samples import RawSamples, load_raw_samples, read_arrays
+from convert.raw_samples import RawSamples, load_raw_samples, raw_items, read_arrays
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
 from convert.served_gate import NOT_CHECKED, SERVED_COLUMN, Served, ServedGate, served_error
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
@@ -61,7 +61,11 @@ class ModeResult:
         return {**self.fidelity.metrics, "served": served}
 
     def as_manifest(self) -> dict:
-        return {**self.metrics, "passed": self.gate_error is None}
+        """The metrics without the served gate's worst samples, which report.json keeps."""
+        metrics = self.metrics
+        if isinstance(metrics.get("served"), dict) and "worst" in metrics["served"]:
+            metrics = {**metrics, "served": {key: value for key, value in metrics["served"].items() if key != "worst"}}
+        return {**metrics, "passed": self.gate_error is None}
 
 
 class ConversionJob:
@@ -142,9 +146,24 @@ class ConversionJob:
 
     @cached_property
     def representative(self) -> Samples | None:
-        if self.representative_path is None:
+        """int8's calibration inputs: the file's inputs_<role> tensors, or, when it holds only raw samples, what the
+        function's own preprocessing makes of them (the validation file's are the validation inputs themselves)."""
+        path = self.representative_path
+        if path is None:
             return None
-        return load_samples(self.representative_path, self.binding.inputs, self.info.inputs)
+        if self.served_gate is not None and path.is_file():
+            arrays = read_arrays(path)
+            if not any(key.startswith("inputs_") for key in arrays):
+                if path == self.sidecar.samples:
+                    return self.validation
+                found = raw_items(path.name, arrays)
+                if found is not None:
+                    self.stage(f"preprocessing {len(found[1])} raw samples of {path.name} with the function's own "
+                               "code (int8 calibration)")
+                    probe = self.float32_probe
+                    inputs = self.served_gate.model_inputs(probe, LiteRTModel(probe), found[1])
+                    return Samples(inputs=inputs, labels=None, source=f"{path.name} (raw samples)")
+        return load_samples(path, self.binding.inputs, self.info.inputs)
 
     @cached_property
     def reference(self) -> dict[str, np.ndarray]:

@@ -3,10 +3,13 @@ mode but float32 is converted:
 
 - a `keras_applications` preset must feed the model exactly what the installed Keras's `<module>.preprocess_input`
   gives for the same resized pixels (the preset table in convert/keras_applications.py is checked, not trusted);
-- when the float32 model, served, disagrees with `expected`, the known modes (caffe, tf, torch, none) are tried in
-  its place, and a refusal names the one that matches: the fix is one sidecar field.
+- when the float32 model, served, disagrees with `expected` (top-1 or scores), the usual slips are tried in its
+  place one at a time (another divisor, mean/std added or dropped, RGB for BGR, the other resize method), then the
+  keras.applications modes (caffe, tf, torch, none), and a refusal names the fields and values that match.
 """
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
@@ -14,7 +17,8 @@ from convert import keras_applications
 from convert.errors import ConversionError
 from convert.fidelity.base import GateResult
 from convert.litert_model import LiteRTModel
-from convert.served_gate import ServedGate
+from convert.served_gate import ServedGate, worst_text
+from convert.tasks.image import RESIZE_METHODS
 from function.config import DEFAULT_MAX_IMAGE_PIXELS
 from function.preprocessing.image import ImagePreprocessor
 
@@ -50,29 +54,85 @@ def _describe(preprocessing: dict) -> str:
     if mode is not None:
         return f"{mode} preprocessing ({MODE_WORDS[mode]})"
     return (f"{preprocessing['color_mode']}, / {preprocessing['divisor']:g}, mean {preprocessing['mean']}, "
-            f"std {preprocessing['std']}")
+            f"std {preprocessing['std']}, resize {preprocessing['resize']}")
+
+
+# One field changed at a time: the usual slips (a divisor forgotten, the ImageNet mean/std left out or added, BGR
+# for RGB, the resize of keras.utils.load_img); a keras.applications mode changes several at once.
+DIVISORS = (1.0, 127.5, 255.0)
+IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+SWAPPED = {"RGB": "BGR", "BGR": "RGB"}
+
+
+def _field_changes(declared: dict) -> list[dict]:
+    """Sidecar fields to try in place of the declared ones, each a small dict of the fields it changes."""
+    changes: list[dict] = [{"divisor": divisor} for divisor in DIVISORS if divisor != declared["divisor"]]
+    channels = len(declared["mean"])
+    plain = {"mean": [0.0] * channels, "std": [1.0] * channels}
+    if declared["mean"] != plain["mean"] or declared["std"] != plain["std"]:
+        changes.append(plain)
+    if channels == 3 and (declared["mean"], declared["std"]) != (IMAGENET["mean"], IMAGENET["std"]):
+        changes += [{**IMAGENET, "divisor": divisor} for divisor in dict.fromkeys((declared["divisor"], 255.0))]
+    if declared["color_mode"] in SWAPPED:
+        changes.append({"color_mode": SWAPPED[declared["color_mode"]], "mean": declared["mean"][::-1],
+                        "std": declared["std"][::-1]})
+    changes += [{"resize": method} for method in RESIZE_METHODS if method != declared["resize"]]
+    unique = []
+    for change in changes:
+        if change not in unique and any(declared.get(key) != value for key, value in change.items()):
+            unique.append(change)
+    return unique
+
+
+def _fix(declared: dict, change: dict) -> str:
+    """The sidecar fields to set, as JSON: "preprocessing.divisor": 255."""
+    fields = [f"\"preprocessing.{key}\": {json.dumps(value)}" for key, value in change.items()
+              if declared.get(key) != value]
+    return ", ".join(fields)
+
+
+def _best(matches: list[tuple[str, GateResult]]) -> tuple[str, GateResult]:
+    return min(matches, key=lambda match: (-(match[1].metrics.get("top1_agreement")
+                                             or match[1].metrics.get("label_set_agreement") or 0.0),
+                                           match[1].metrics.get("max_score_diff") or 0.0))
 
 
 def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict, failed: GateResult
              ) -> ConversionError:
-    """Why the float32 model, served, disagrees with expected: a known mode that matches, named with its field."""
+    """Why the float32 model, served, disagrees with expected: the fields (or known mode) that match, named."""
     opening = (f"sidecar.json: \"preprocessing\" ({_describe(declared)}) is not how expected was made: on the "
                f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
+    if gate.raw.kind != "image":
+        return ConversionError("served_disagrees", f"{opening}{worst_text(failed.metrics)}: make the sidecar's "
+                               "preprocessing what your pipeline does (docs/model-format.md), or check that expected "
+                               "comes from this model")
+    fields = []
+    for change in _field_changes(declared):
+        candidate = {key: value for key, value in {**declared, **change}.items() if key != "keras_applications"}
+        result = gate.judge(content, model, "float32", candidate)
+        if result.passed:
+            fields.append((_fix(declared, change), result))
+    if fields:
+        fix, result = _best(fields)
+        return ConversionError("preprocessing_mismatch", f"{opening}; your model's answers match it with {fix} "
+                               f"({result.summary}): set {fix} in sidecar.json")
     matches = []
-    if gate.raw.kind == "image" and declared["color_mode"] != "L":  # the known modes are all 3-channel
-        for mode, fields in keras_applications.MODES.items():
-            candidate = {key: value for key, value in {**declared, **fields}.items() if key != "keras_applications"}
+    if declared["color_mode"] != "L":  # the known modes are all 3-channel
+        for mode, mode_fields in keras_applications.MODES.items():
+            candidate = {key: value for key, value in {**declared, **mode_fields}.items() if key != "keras_applications"}
             if keras_applications.mode_of(declared) == mode:
                 continue
             result = gate.judge(content, model, "float32", candidate)
             if result.passed:
                 matches.append((mode, result))
     if not matches:
-        tried = ("; none of the keras.applications modes (caffe, tf, torch, none) matches either"
-                 if declared["color_mode"] != "L" and gate.raw.kind == "image" else "")
-        return ConversionError("served_disagrees", f"{opening}{tried}: make the sidecar's preprocessing what your "
-                               "pipeline does (docs/model-format.md), or check that expected comes from this model")
-    mode, result = max(matches, key=lambda match: match[1].metrics.get("top1_agreement") or 0.0)
+        tried = ("; no single field (divisor, mean and std, colour order, resize) and none of the keras.applications "
+                 "modes (caffe, tf, torch, none) matches either" if declared["color_mode"] != "L"
+                 else "; no single field (divisor, mean and std, resize) matches either")
+        return ConversionError("served_disagrees", f"{opening}{worst_text(failed.metrics)}{tried}: make the "
+                               "sidecar's preprocessing what your pipeline does (docs/model-format.md), or check "
+                               "that expected comes from this model")
+    mode, result = _best(matches)
     modules = keras_applications.modules_of(mode)
     others = f" (or any of {', '.join(modules[1:])})" if len(modules) > 1 else ""
     instead = "" if "keras_applications" in declared else " in place of color_mode, divisor, mean and std"
