@@ -100,8 +100,8 @@ def convert(args: argparse.Namespace) -> None:
                               "model (docs/model-format.md)")
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
         print(f"  loading {source} with Keras and exporting it with model.export()")
-        saved_model = prepare_keras_file(source, args.sidecar, Path(work))
-        run(saved_model, args.out_dir, source=source, **options)
+        saved_model, inference = prepare_keras_file(source, args.sidecar, Path(work))
+        run(saved_model, args.out_dir, source=source, settle_preprocessing=inference.settle_preprocessing, **options)
 
 
 def main(argv: list[str] | None = None) -> int:

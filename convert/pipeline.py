@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from convert.latency import Latency, measure_latencies
 from convert.input_bounds import input_bounds
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
-from convert.preprocessing_check import check_preset, diagnose
+from convert.preprocessing_check import check_preset, describe, diagnose, matching_preprocessing
 from convert.quiet import import_tensorflow
 from convert.raw_samples import RawSamples, load_raw_samples, raw_items, read_arrays
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
@@ -74,8 +74,9 @@ class ConversionJob:
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
                  log: Callable[[str], None] = print, min_agreement: float | None = None,
-                 source: Path | None = None, name: str | None = None) -> None:
+                 source: Path | None = None, name: str | None = None, settle_preprocessing: bool = False) -> None:
         self._start = time.monotonic()
+        self.settle_preprocessing = settle_preprocessing  # an inferred image preprocessing, found on the raw samples
         self._log = log
         self.saved_model_dir = saved_model_dir
         self.source = source or saved_model_dir  # what the user pointed convert at
@@ -182,9 +183,29 @@ class ConversionJob:
             return self.sidecar.output
         return self.gate.output_kind
 
+    def settle(self) -> None:
+        """An image preprocessing convert inferred (no Rescaling inside the model): the one under which the float32
+        model, served, answers the raw samples as expected does, before anything is preprocessed with it."""
+        if not self.settle_preprocessing or self.served_gate is None or self.raw.kind != "image":
+            return
+        probe = self.float32_probe
+        model = LiteRTModel(probe)
+        if self.served_gate.judge(probe, model, "float32").passed:
+            self.stage(f"preprocessing: {describe(self.sidecar.preprocessing)} answers the raw samples as expected")
+            return
+        self.stage("finding the preprocessing that made expected on the raw samples")
+        found = matching_preprocessing(self.served_gate, probe, model, self.sidecar.preprocessing)
+        if found is None:
+            return  # float32_served refuses with everything that was tried
+        fix, preprocessing, result = found
+        self.sidecar = replace(self.sidecar, preprocessing=preprocessing)
+        del self.__dict__["served_gate"]
+        self.stage(f"preprocessing inferred from the raw samples against expected: {fix} ({result.summary})")
+
     def check_samples(self, modes: tuple[str, ...]) -> None:
         """Read the .npz files now: a sample that does not fit the signature fails in a second, not after the
         minutes a large model takes to convert."""
+        self.settle()
         self.validation  # noqa: B018
         if "int8" in modes:
             self.representative  # noqa: B018
@@ -315,7 +336,7 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
 def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None,
-        source: Path | None = None, name: str | None = None) -> report.Report:
+        source: Path | None = None, name: str | None = None, settle_preprocessing: bool = False) -> report.Report:
     """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (and, with compare, measure the other modes too).
     `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
     if mode not in quantize.MODES:
@@ -325,7 +346,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str = quantize.DEFAULT_MODE,
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     if name is not None:
         served_name(name)
-    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source, name)
+    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source, name, settle_preprocessing)
     modes = quantize.MODES if compare else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)

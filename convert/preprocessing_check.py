@@ -49,7 +49,7 @@ def check_preset(gate: ServedGate, preprocessing: dict) -> int:
     return len(gate.raw.items)
 
 
-def _describe(preprocessing: dict) -> str:
+def describe(preprocessing: dict) -> str:
     mode = keras_applications.mode_of(preprocessing)
     if mode is not None:
         return f"{mode} preprocessing ({MODE_WORDS[mode]})"
@@ -91,29 +91,60 @@ def _fix(declared: dict, change: dict) -> str:
     return ", ".join(fields)
 
 
+def _rank(result: GateResult) -> tuple[float, float]:
+    """Higher agreement first, then the smaller score difference."""
+    agreement = result.metrics.get("top1_agreement") or result.metrics.get("label_set_agreement") or 0.0
+    return -agreement, result.metrics.get("max_score_diff") or 0.0
+
+
 def _best(matches: list[tuple[str, GateResult]]) -> tuple[str, GateResult]:
-    return min(matches, key=lambda match: (-(match[1].metrics.get("top1_agreement")
-                                             or match[1].metrics.get("label_set_agreement") or 0.0),
-                                           match[1].metrics.get("max_score_diff") or 0.0))
+    return min(matches, key=lambda match: _rank(match[1]))
 
 
-def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict, failed: GateResult
-             ) -> ConversionError:
-    """Why the float32 model, served, disagrees with expected: the fields (or known mode) that match, named."""
-    opening = (f"sidecar.json: \"preprocessing\" ({_describe(declared)}) is not how expected was made: on the "
-               f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
-    if gate.raw.kind != "image":
-        return ConversionError("served_disagrees", f"{opening}{worst_text(failed.metrics)}: make the sidecar's "
-                               "preprocessing what your pipeline does (docs/model-format.md), or check that expected "
-                               "comes from this model")
+def field_match(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict
+                ) -> tuple[str, dict, GateResult] | None:
+    """The best single slip undone (the fields to set, as JSON; the preprocessing with them; the gate's result) under
+    which the float32 model, served, passes; None when none does."""
     fields = []
     for change in _field_changes(declared):
         candidate = {key: value for key, value in {**declared, **change}.items() if key != "keras_applications"}
         result = gate.judge(content, model, "float32", candidate)
         if result.passed:
-            fields.append((_fix(declared, change), result))
-    if fields:
-        fix, result = _best(fields)
+            fields.append((_fix(declared, change), candidate, result))
+    if not fields:
+        return None
+    fix, candidate, result = min(fields, key=lambda match: _rank(match[2]))
+    return fix, candidate, result
+
+
+def matching_preprocessing(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict
+                           ) -> tuple[str, dict, GateResult] | None:
+    """For a sidecar convert inferred: the preprocessing that makes the served float32 model answer as expected,
+    from the declared (guessed) one with one slip undone, or a keras.applications mode; None when nothing does."""
+    found = field_match(gate, content, model, declared)
+    if found is not None or declared["color_mode"] == "L":
+        return found
+    matches = []
+    for mode, mode_fields in keras_applications.MODES.items():
+        candidate = {**declared, **mode_fields}
+        result = gate.judge(content, model, "float32", candidate)
+        if result.passed:
+            matches.append((f"{mode} preprocessing ({MODE_WORDS[mode]})", candidate, result))
+    return min(matches, key=lambda match: _rank(match[2])) if matches else None
+
+
+def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict, failed: GateResult
+             ) -> ConversionError:
+    """Why the float32 model, served, disagrees with expected: the fields (or known mode) that match, named."""
+    opening = (f"sidecar.json: \"preprocessing\" ({describe(declared)}) is not how expected was made: on the "
+               f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
+    if gate.raw.kind != "image":
+        return ConversionError("served_disagrees", f"{opening}{worst_text(failed.metrics)}: make the sidecar's "
+                               "preprocessing what your pipeline does (docs/model-format.md), or check that expected "
+                               "comes from this model")
+    found = field_match(gate, content, model, declared)
+    if found is not None:
+        fix, _, result = found
         return ConversionError("preprocessing_mismatch", f"{opening}; your model's answers match it with {fix} "
                                f"({result.summary}): set {fix} in sidecar.json")
     matches = []
