@@ -129,3 +129,59 @@ def test_a_text_vectorization_topic_classifier_converts_without_a_sidecar_and_an
     for prediction, scores in zip(predictions["predictions"], wanted):
         assert prediction["label"] == TOPICS[int(np.argmax(scores))]
         assert abs(prediction["score"] - float(scores.max())) <= SCORE_BOUNDS[MODE]
+
+
+def small_image_model(keras, activation: str = "softmax", units: int = 10):
+    inputs = keras.Input((SIDE, SIDE, 3), name="photo")
+    x = keras.layers.Flatten()(keras.layers.Rescaling(1 / 255, name="rescale")(inputs))
+    return keras.Model(inputs, keras.layers.Dense(units, activation=activation, name="out")(x))
+
+
+def test_init_writes_the_inferred_sidecar_and_says_what_it_came_from(tmp_path, capsys):
+    from convert.init_sidecar import main
+
+    keras = seeded_keras()
+    model = small_image_model(keras, "sigmoid", 4)
+    model.save(tmp_path / "tags.keras")
+    (tmp_path / "labels.txt").write_text("cat\ndog\nsky\ngrass\n")
+    np.savez(tmp_path / "validation.npz", raw_images=np.zeros((2, SIDE, SIDE, 3), np.uint8),
+             expected=np.zeros((2, 4), np.float32))
+    assert main([str(tmp_path / "tags.keras"), "--out", str(tmp_path / "tags.json")]) == 0
+    out = capsys.readouterr().out
+    sidecar = json.loads((tmp_path / "tags.json").read_text())
+    assert sidecar == {"schema": 1, "name": "tags", "task": "image_classification",
+                       "labels": ["cat", "dog", "sky", "grass"], "output": "probabilities", "multi_label": True,
+                       "preprocessing": {"type": "image", "color_mode": "RGB", "size": [SIDE, SIDE]},
+                       "inputs": {"image": "photo"}, "validation": {"samples": "validation.npz"}}
+    assert "multi_label: 4 sigmoid units: each label on its own" in out
+    assert "layer 'rescale' inside the model rescales, so pixels go in as they are (0..255)" in out
+    assert main([str(tmp_path / "tags.keras"), "--out", str(tmp_path / "tags.json")]) == 2
+    assert "tags.json exists: review it" in capsys.readouterr().err
+
+
+def test_every_problem_is_reported_in_one_run(tmp_path, run_convert):
+    keras = seeded_keras()
+    small_image_model(keras).save(tmp_path / "digits.keras")
+    (tmp_path / "labels.txt").write_text("zero\none\n")
+    code, _, err = run_convert(tmp_path / "digits.keras", tmp_path / "out")
+    assert code == 2 and err.strip().endswith("[cannot_infer]"), err
+    assert "2 problems to fix before convert can infer the sidecar: (1) labels.txt has 2 labels but the model's " \
+           "output needs 10" in err
+    assert "(2) no validation.npz beside the model" in err
+
+
+@pytest.mark.parametrize(("activation", "declared", "fix"), [
+    ("softmax", "logits", 'but the model ends in activation softmax (last layer Dense): write "output": '
+                          '"probabilities"'),
+    ("sigmoid", "logits", 'but the model ends in activation sigmoid (last layer Dense): write "output": '
+                          '"probabilities"'),
+])
+def test_a_wrong_output_declaration_is_refused_naming_what_the_model_ends_in(tmp_path, run_convert, activation,
+                                                                            declared, fix):
+    keras = seeded_keras()
+    small_image_model(keras, activation, 1 if activation == "sigmoid" else 10).save(tmp_path / "m.keras")
+    np.savez(tmp_path / "validation.npz", raw_images=np.zeros((2, SIDE, SIDE, 3), np.uint8),
+             expected=np.zeros((2, 10), np.float32))
+    (tmp_path / "sidecar.json").write_text(json.dumps({"output": declared}))
+    code, _, err = run_convert(tmp_path / "m.keras", tmp_path / "out", "--sidecar", tmp_path / "sidecar.json")
+    assert code == 2 and f'"output" is "{declared}" {fix}' in err, err
