@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
-                             "or a Keras 3 .keras file (with --sidecar)")
+                             "or a Keras 3 .keras file (its sidecar inferred, or --sidecar)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced)")
     parser.add_argument("--quantization", choices=MODES, default=DEFAULT_MODE,
@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="classifiers only: accept a lower (or demand a higher) top-1 agreement than the mode's "
                              "threshold, e.g. 0.85 to serve int8 knowingly; the manifest records the threshold used")
     parser.add_argument("--sidecar", metavar="SIDECAR.json", type=Path,
-                        help="for a .keras file: its sidecar; the validation files it names are read from beside it")
+                        help="for a .keras file: its sidecar, whose fields override the ones convert infers from the "
+                             "model and the labels.txt and validation.npz beside it (docs/model-format.md); the "
+                             "validation files it names are read from beside it")
     parser.add_argument("--name", metavar="NAME",
                         help="the name the model is served under (default: the sidecar's \"name\", else the "
                              "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
