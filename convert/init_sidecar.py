@@ -18,41 +18,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from convert.errors import ConversionError  # noqa: E402
 from convert.sidecar import SIDECAR_FILE  # noqa: E402
-from convert.sidecar_inference import VALIDATION_FILE, Inference, ModelFacts, infer  # noqa: E402
+from convert.sidecar_inference import Inference, ModelFacts, infer, signature_facts  # noqa: E402
 
 EXIT_USER_ERROR = 2
-
-
-def _activation_from_expected(folder: Path, units: int | None) -> str | None:
-    import numpy as np  # noqa: PLC0415
-
-    from convert.fidelity.classification import guess_output_kind  # noqa: PLC0415
-
-    path = folder / VALIDATION_FILE
-    if not path.is_file():
-        return None
-    with np.load(path, allow_pickle=False) as archive:
-        expected = archive["expected"] if "expected" in archive.files else None
-    if expected is None or not len(expected):
-        return None
-    if guess_output_kind(expected) != "probabilities":
-        return "linear"
-    return "sigmoid" if units == 1 else "softmax"
 
 
 def saved_model_facts(directory: Path) -> ModelFacts:
     from convert.saved_model_inspect import check_saved_model_dir, load_saved_model  # noqa: PLC0415
 
     check_saved_model_dir(directory)
-    info = load_saved_model(directory)
-    inputs = {name: (tuple(spec.shape), spec.dtype) for name, spec in info.inputs.items()}
-    units = None
-    if len(info.outputs) == 1:
-        shape = next(iter(info.outputs.values())).shape
-        units = shape[-1] if len(shape) == 2 else None
-    return ModelFacts(inputs=inputs, outputs=len(info.outputs), units=units,
-                      activation=_activation_from_expected(directory, units), last_layer="the signature's output",
-                      text=False, rescales=None)
+    return signature_facts(load_saved_model(directory), directory)
 
 
 def inferred(model: Path) -> tuple[Inference, Path]:

@@ -26,7 +26,8 @@ from convert.served_gate import NOT_CHECKED, SERVED_COLUMN, Served, ServedGate, 
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
 from convert.sidecar import Sidecar
 from convert.sidecar_fields import served_name
-from convert.sidecar_reader import load_sidecar
+from convert.sidecar_inference import check, has_raw_samples, infer, signature_facts
+from convert.sidecar_reader import load_sidecar, parse_sidecar
 from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
 from convert.tasks.base import Binding
 
@@ -83,17 +84,35 @@ class ConversionJob:
         check_saved_model_dir(saved_model_dir)
         self.sidecar: Sidecar | None = load_sidecar(saved_model_dir)
         self.task = TASK_KINDS[self.sidecar.task] if self.sidecar else WITHOUT_SIDECAR
-        if min_agreement is not None and not self.task.uses_min_agreement:
-            raise ConversionError("bad_min_agreement", f"--min-agreement sets the top-1 agreement of classifiers; "
-                                  f"a {self.task.name} model's gate has fixed bounds (docs/conversion.md): drop it")
+        self.check_min_agreement(min_agreement)
         self.min_agreement = min_agreement
         self.representative_path = representative_path or (self.sidecar.representative if self.sidecar else None)
         self.stage(f"loading the SavedModel {saved_model_dir}")
         self.info: SavedModelInfo = load_saved_model(saved_model_dir)
+        if self.sidecar is None and has_raw_samples(saved_model_dir):
+            self.sidecar = self.inferred_sidecar(source.stem if source else saved_model_dir.resolve().name)
+            self.task = TASK_KINDS[self.sidecar.task]
+            self.check_min_agreement(min_agreement)
+            self.representative_path = representative_path or self.sidecar.representative
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
         # The served name: --name, else the sidecar's, else the SavedModel's (or its .keras file's) name.
         self.name = name or (self.sidecar.name if self.sidecar else
                              (source.stem if source else saved_model_dir.resolve().name))
+
+    def check_min_agreement(self, min_agreement: float | None) -> None:
+        if min_agreement is not None and not self.task.uses_min_agreement:
+            raise ConversionError("bad_min_agreement", f"--min-agreement sets the top-1 agreement of classifiers; "
+                                  f"a {self.task.name} model's gate has fixed bounds (docs/conversion.md): drop it")
+
+    def inferred_sidecar(self, stem: str) -> Sidecar:
+        """No sidecar.json but raw samples + expected beside the SavedModel: the sidecar inferred from its signature,
+        `expected` and the files beside it (convert/sidecar_inference.py)."""
+        inference = infer(signature_facts(self.info, self.saved_model_dir), self.saved_model_dir, stem)
+        check(inference)
+        for line in inference.describe():
+            self.stage(f"sidecar {line}")
+        self.settle_preprocessing = inference.settle_preprocessing
+        return parse_sidecar(inference.data, self.saved_model_dir)
 
     def stage(self, message: str) -> None:
         self._log(f"  [{time.monotonic() - self._start:6.1f}s] {message}")

@@ -50,6 +50,8 @@ def check_preset(gate: ServedGate, preprocessing: dict) -> int:
 
 
 def describe(preprocessing: dict) -> str:
+    if preprocessing.get("type") != "image":
+        return ", ".join(f"{key} {value}" for key, value in preprocessing.items() if key != "type")
     mode = keras_applications.mode_of(preprocessing)
     if mode is not None:
         return f"{mode} preprocessing ({MODE_WORDS[mode]})"

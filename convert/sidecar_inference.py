@@ -91,6 +91,46 @@ def keras_facts(model) -> ModelFacts:
                       text=any(type(layer).__name__ == "TextVectorization" for layer in layers))
 
 
+def _activation_from_expected(folder: Path, units: int | None) -> str | None:
+    """Without the layers (a SavedModel): rows of `expected` in [0, 1] summing to 1 are a softmax's, one unit in
+    [0, 1] a sigmoid's, anything else linear; None without expected."""
+    from convert.fidelity.classification import guess_output_kind  # noqa: PLC0415
+
+    path = folder / VALIDATION_FILE
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as archive:
+        expected = archive["expected"] if "expected" in archive.files else None
+    if expected is None or not len(expected) or not np.issubdtype(expected.dtype, np.number):
+        return None
+    if guess_output_kind(expected) != "probabilities":
+        return "linear"
+    return "sigmoid" if units == 1 else "softmax"
+
+
+def signature_facts(info, folder: Path) -> ModelFacts:
+    """A SavedModel's facts from its serving signature (convert/saved_model_inspect.SavedModelInfo) and the
+    `expected` beside it; whether it rescales inside is unknown, so an image preprocessing is found on the raw
+    samples."""
+    inputs = {name: (tuple(spec.shape), spec.dtype) for name, spec in info.inputs.items()}
+    units = None
+    if len(info.outputs) == 1:
+        shape = next(iter(info.outputs.values())).shape
+        units = shape[-1] if len(shape) == 2 else None
+    return ModelFacts(inputs=inputs, outputs=len(info.outputs), units=units,
+                      activation=_activation_from_expected(folder, units), last_layer="signature output", text=False,
+                      rescales=None)
+
+
+def has_raw_samples(folder: Path) -> bool:
+    """A validation.npz with raw samples and expected: enough to infer and check a SavedModel's sidecar."""
+    path = folder / VALIDATION_FILE
+    if not path.is_file():
+        return False
+    with np.load(path, allow_pickle=False) as archive:
+        return "expected" in archive.files and any(key in archive.files for key in ("raw_images", "raw_texts"))
+
+
 def served_name_of(stem: str) -> str:
     """A name the function serves (letters, digits, '.', '_', '-'), from a file or directory name."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._")[:64] or "model"

@@ -79,7 +79,11 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
     path = saved_model_dir / SIDECAR_FILE
     if not path.is_file():
         return None
-    data = read_sidecar_file(path)
+    return parse_sidecar(read_sidecar_file(path), saved_model_dir)
+
+
+def parse_sidecar(data: dict, saved_model_dir: Path) -> Sidecar:
+    """A sidecar's fields (read from sidecar.json, or inferred), checked as sidecar.json is."""
     problems = _Problems()
     problems.attempt(check_keys, data, SIDECAR_KEYS, "", "of sidecar.json")
     problems.attempt(_schema, data)

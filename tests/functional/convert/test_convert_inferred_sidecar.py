@@ -48,11 +48,12 @@ def converted(run_convert, source, out_root) -> tuple[str, object]:
     return out, make_service(registry)
 
 
-@pytest.mark.parametrize("rescaling", ["inside", "outside"])
+@pytest.mark.parametrize("rescaling", ["inside", "outside", "saved_model"])
 def test_an_image_classifier_keras_file_converts_without_a_sidecar_and_answers_as_keras(rescaling, tmp_path,
                                                                                        run_convert):
     """inside: a Rescaling layer takes 0..255 pixels; outside: the user's pipeline gives [-1, 1] pixels, which
-    convert finds on the raw samples against expected."""
+    convert finds on the raw samples against expected; saved_model: the same, exported with model.export() and
+    labels.txt + validation.npz put in its directory."""
     keras = seeded_keras()
     rng = np.random.default_rng(5)
     x_train, y_train, x_test, _ = digits_split()
@@ -68,16 +69,21 @@ def test_an_image_classifier_keras_file_converts_without_a_sidecar_and_answers_a
     model = keras.Model(inputs, keras.layers.Dense(10, activation="softmax", name="digit")(x))
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
     model.fit(theirs(train), y_train, epochs=4, batch_size=64, verbose=0)
-    folder = tmp_path / "my_digits"
-    folder.mkdir()
-    model.save(folder / "digits.keras")
+    if rescaling == "saved_model":
+        folder = source = tmp_path / "digits"
+        model.export(str(folder), verbose=False)
+    else:
+        folder = tmp_path / "my_digits"
+        folder.mkdir()
+        source = folder / "digits.keras"
+        model.save(source)
     (folder / "labels.txt").write_text("\n".join(DIGIT_NAMES) + "\n")
     np.savez(folder / "validation.npz", raw_images=validation, expected=model.predict(theirs(validation), verbose=0))
 
-    out, service = converted(run_convert, folder / "digits.keras", tmp_path / "models")
-    assert "sidecar task: a float (N, height, width, channels) input and the last layer (Dense" in out
+    out, service = converted(run_convert, source, tmp_path / "models")
+    assert "sidecar task: a float (N, height, width, channels) input and the last layer (" in out
     assert "sidecar labels: labels.txt beside the model (10 lines)" in out
-    if rescaling == "outside":
+    if rescaling != "inside":
         assert "preprocessing inferred from the raw samples against expected: tf preprocessing" in out
     manifest = json.loads((tmp_path / "models" / "served" / "manifest.json").read_text())
     assert manifest["task"] == "image_classification" and manifest["labels"] == DIGIT_NAMES
@@ -185,3 +191,21 @@ def test_a_wrong_output_declaration_is_refused_naming_what_the_model_ends_in(tmp
     (tmp_path / "sidecar.json").write_text(json.dumps({"output": declared}))
     code, _, err = run_convert(tmp_path / "m.keras", tmp_path / "out", "--sidecar", tmp_path / "sidecar.json")
     assert code == 2 and f'"output" is "{declared}" {fix}' in err, err
+
+
+def test_init_reads_a_saved_model_by_its_signature_and_expected(tmp_path, capsys):
+    from convert.init_sidecar import main
+
+    keras = seeded_keras()
+    small_image_model(keras).export(str(tmp_path / "photos"), verbose=False)
+    expected = np.full((2, 10), 0.1, np.float32)  # rows of probabilities: a softmax
+    np.savez(tmp_path / "photos" / "validation.npz", raw_images=np.zeros((2, SIDE, SIDE, 3), np.uint8),
+             expected=expected)
+    assert main([str(tmp_path / "photos")]) == 0
+    sidecar = json.loads((tmp_path / "photos" / "sidecar.json").read_text())
+    assert sidecar["task"] == "image_classification" and sidecar["output"] == "probabilities"
+    assert sidecar["preprocessing"] == {"type": "image", "color_mode": "RGB", "size": [SIDE, SIDE], "divisor": 255.0}
+    assert sidecar["labels"] == [str(index) for index in range(10)]
+    out = capsys.readouterr().out
+    assert "labels: the class indices 0..9 (no labels.txt beside the model" in out
+    assert "convert replaces the preprocessing guess with the one the raw samples show" in out

@@ -14,6 +14,7 @@ from convert.errors import ConversionError
 from convert.keras_applications import PRESETS, keras_preprocess, preset_fields
 from convert.preprocessing_check import check_preset
 from convert.raw_samples import load_raw_samples, read_arrays
+from convert.served_gate import SCORE_BOUNDS
 from tests.functional.convert.conftest import VOCABULARY, digits_split
 
 pytestmark = pytest.mark.slow
@@ -59,8 +60,9 @@ def test_raw_images_alone_are_enough_and_the_served_path_is_checked_in_every_mod
     for row in report["rows"]:
         assert row["fidelity"]["served"]["samples"] == 100, row["mode"]
         served = row["fidelity"]["served"]
-        assert served["passed"] == (served["top1_agreement"] >= 0.95 and served["max_score_diff"] <= 0.05)
-        assert served["score_bound"] == (0.01 if row["mode"] == "float32" else 0.05)
+        assert served["score_bound"] == SCORE_BOUNDS[row["mode"]]
+        assert served["passed"] == (served["top1_agreement"] >= 0.95 and served["max_score_diff"] <= SCORE_BOUNDS[
+            row["mode"]])
         worst = served["worst"]  # disagreeing samples first, then the largest score differences
         assert len(worst) == 5 and worst == sorted(worst, key=lambda sample: (sample["agrees"], -sample["max_score_diff"]))
         assert set(worst[0]) == {"index", "agrees", "max_score_diff", "served", "expected"}
