@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from convert.errors import ConversionError  # noqa: E402
-from convert.fidelity.classification import THRESHOLDS  # noqa: E402
+from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS  # noqa: E402
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
 from convert.fidelity.tensor import TOLERANCES  # noqa: E402
 from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
@@ -45,9 +45,14 @@ text_embedding gate, in every mode: cosine similarity to the SavedModel >= {min_
 tensor gate: per output, max error as a fraction of the output's range <= {float32:g} (float32),
 {float16:g} (float16), {dynamic:g} (dynamic and mixed), {int8:g} (int8).
 
+served gate (raw samples + expected in the validation file): the same top-1 or label-set thresholds, and every
+score an answer shows within {score_float32:g} (float32), {score_float16:g} (float16), {score_dynamic:g} (dynamic, mixed, int8) of expected's.
+
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
 details: docs/conversion.md
-publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
+publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(
+    min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES,
+    **{f"score_{mode}": bound for mode, bound in SCORE_BOUNDS.items()})
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -243,6 +243,7 @@ class ConversionJob:
         self.stage(f"answering {self.raw.count} raw samples with the function's own code and the float32 model")
         probe = self.float32_probe
         result = self.served_gate.judge(probe, LiteRTModel(probe), "float32")
+        self.stage(f"float32: {result.summary}")
         if not result.passed:
             self.stage(f"float32: {result.summary}: trying the known preprocessing modes")
             raise diagnose(self.served_gate, probe, LiteRTModel(probe), self.sidecar.preprocessing, result)

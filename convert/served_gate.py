@@ -24,7 +24,7 @@ import numpy as np
 from convert import manifest as manifest_file
 from convert.errors import ConversionError
 from convert.fidelity.base import Column, GateResult, cell, rounded
-from convert.fidelity.classification import THRESHOLDS, agreeing, top1
+from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
 from convert.fidelity.multi_label import decisions_agree
 from convert.input_bounds import input_bounds
@@ -58,9 +58,6 @@ class Served:
     raw: RawSamples
 
 
-# The most a served score may differ from expected's, per mode (docs/conversion.md says how these were chosen): what
-# a client thresholds or shows is the score, so a wrong divisor that keeps the top-1 but turns 0.974 into 1.0 fails.
-SCORE_BOUNDS = {"float32": 0.01, "float16": 0.05, "dynamic": 0.1, "mixed": 0.1, "int8": 0.1}
 WORST_SAMPLES = 5  # the samples report.json and a refusal list, worst first
 
 

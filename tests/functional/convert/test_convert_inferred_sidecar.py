@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from convert.served_gate import SCORE_BOUNDS
+from convert.fidelity.classification import SCORE_BOUNDS
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from tests.support.convert_models import digits_split, seeded_keras

@@ -14,7 +14,7 @@ from convert.errors import ConversionError
 from convert.keras_applications import PRESETS, keras_preprocess, preset_fields
 from convert.preprocessing_check import check_preset
 from convert.raw_samples import load_raw_samples, read_arrays
-from convert.served_gate import SCORE_BOUNDS
+from convert.fidelity.classification import SCORE_BOUNDS
 from tests.functional.convert.conftest import VOCABULARY, digits_split
 
 pytestmark = pytest.mark.slow
