@@ -9,7 +9,10 @@ decode, EXIF, colour, resize and normalise or tokenize code, LiteRT, its own pos
 
 How an answer is compared with `expected` is the task's (MEASURES): top-1 for classifiers (a class `expected` scores
 within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), label sets for multi-label classifiers
-(each label's decision at the default threshold, near-ties agreeing either way), cosine for embeddings.
+(each label's decision at the default threshold, near-ties agreeing either way), then every score the answer shows
+(asked for all of them) within the mode's SCORE_BOUNDS of expected's; cosine for embeddings. Each raw sample's
+record (index, served vs expected, agrees, max_score_diff or cosine) is kept on the result (`per_sample`), the worst
+few in its metrics (`worst`, report.json); docs/conversion.md has their shape.
 """
 from __future__ import annotations
 
