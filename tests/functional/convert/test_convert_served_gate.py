@@ -113,10 +113,12 @@ def test_expected_answers_from_another_pipeline_are_refused(image_saved_model, t
 @pytest.mark.parametrize("mode", ["int8", "compare"])
 def test_readmes_raw_samples_alone_calibrate_int8_and_compare_every_mode(image_saved_model, trained_digits_model,
                                                                          tmp_path, run_convert, mode):
-    """README's validation.npz (raw images, no inputs_image, no representative file), a 4-D stack as np.stack
-    gives it: int8 calibrates on what the function's own preprocessing makes of the raw samples."""
+    """README's validation.npz (raw images, no inputs_image, no representative file): flattened with
+    raw_image_shapes as README writes it (int8), or a 4-D stack as np.stack gives it (compare); int8 calibrates on
+    what the function's own preprocessing makes of the raw samples."""
     _, _, x_test, _ = digits_split()
-    saved_model = copied(image_saved_model, tmp_path, raw_images=digit_photos(),
+    images = flat(digit_photos()) if mode == "int8" else {"raw_images": digit_photos()}
+    saved_model = copied(image_saved_model, tmp_path, **images,
                          expected=trained_digits_model.predict(x_test[:100], verbose=0))
     (saved_model / "representative.npz").unlink()
     sidecar = json.loads((saved_model / "sidecar.json").read_text())
