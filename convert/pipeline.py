@@ -18,7 +18,8 @@ from convert.latency import Latency, measure_latencies
 from convert.input_bounds import input_bounds
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import check_replaceable, staged_output_dir
-from convert.preprocessing_check import check_preset, describe, diagnose, matching_preprocessing
+from convert.preprocessing_check import (check_output, check_preset, describe, diagnose,
+                                         matching_preprocessing)
 from convert.quiet import import_tensorflow
 from convert.raw_samples import RawSamples, load_raw_samples, raw_items, read_arrays
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
@@ -236,6 +237,7 @@ class ConversionJob:
         quantization is to blame: the preprocessing is, and the known modes are tried to say which one fits."""
         if self.served_gate is None:
             return None
+        check_output(self.served_gate)
         compared = check_preset(self.served_gate, self.sidecar.preprocessing)
         if compared:
             self.stage(f"the preset's pixels equal keras.applications."

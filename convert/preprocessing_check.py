@@ -16,6 +16,7 @@ import numpy as np
 from convert import keras_applications
 from convert.errors import ConversionError
 from convert.fidelity.base import GateResult
+from convert.fidelity.classification import guess_output_kind
 from convert.litert_model import LiteRTModel
 from convert.served_gate import ServedGate, worst_text
 from convert.tasks.image import RESIZE_METHODS
@@ -25,6 +26,25 @@ from function.preprocessing.image import ImagePreprocessor
 MODE_WORDS = {"caffe": "BGR, minus the ImageNet mean, no scaling", "tf": "RGB, / 127.5 - 1",
               "torch": "RGB, / 255, minus the ImageNet mean, over its std",
               "none": "RGB pixels 0..255 as they are (the model rescales itself)"}
+
+
+def check_output(gate: ServedGate) -> None:
+    """A classifier's declared `output` against `expected`, the model's own outputs: values outside [0, 1] are not
+    probabilities; rows of several units, each in [0, 1] and summing to 1 on every sample, are a softmax's, not
+    logits (the function would put them through a second softmax and flatten every score)."""
+    output, served = gate.served.output_kind, gate.served
+    if output not in OTHER_OUTPUT:
+        return
+    flat = gate.raw.expected.reshape(len(gate.raw.expected), -1)
+    if output == "probabilities" and ((flat < 0) | (flat > 1)).any():
+        raise ConversionError("output_mismatch", f"sidecar.json: \"output\" is \"probabilities\" but expected "
+                              f"holds values from {flat.min():.4g} to {flat.max():.4g}, outside [0, 1]: the model "
+                              "outputs logits: write \"output\": \"logits\"")
+    if (output == "logits" and flat.shape[1] > 1 and not served.sidecar.multi_label
+            and guess_output_kind(flat) == "probabilities"):
+        raise ConversionError("output_mismatch", f"sidecar.json: \"output\" is \"logits\" but expected's "
+                              f"{len(flat)} rows are probabilities (each value in [0, 1], every row summing to 1): "
+                              "the model ends in softmax: write \"output\": \"probabilities\"")
 
 
 def check_preset(gate: ServedGate, preprocessing: dict) -> int:
@@ -64,6 +84,7 @@ def describe(preprocessing: dict) -> str:
 DIVISORS = (1.0, 127.5, 255.0)
 IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
 SWAPPED = {"RGB": "BGR", "BGR": "RGB"}
+OTHER_OUTPUT = {"logits": "probabilities", "probabilities": "logits"}  # a classifier's sidecar "output", declared wrong
 
 
 def _field_changes(declared: dict) -> list[dict]:
@@ -138,6 +159,17 @@ def matching_preprocessing(gate: ServedGate, content: bytes, model: LiteRTModel,
 def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dict, failed: GateResult
              ) -> ConversionError:
     """Why the float32 model, served, disagrees with expected: the fields (or known mode) that match, named."""
+    output = gate.served.output_kind
+    if output in OTHER_OUTPUT:
+        try:
+            flipped = gate.judge(content, model, "float32", output_kind=OTHER_OUTPUT[output])
+        except ConversionError:  # the function would not serve it read that way: not the cause
+            flipped = None
+        if flipped is not None and flipped.passed:
+            return ConversionError("output_mismatch", f"sidecar.json: \"output\" is \"{output}\" but on the "
+                                   f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}; read "
+                                   f"as {OTHER_OUTPUT[output]} its answers match expected ({flipped.summary}): write "
+                                   f"\"output\": \"{OTHER_OUTPUT[output]}\"")
     opening = (f"sidecar.json: \"preprocessing\" ({describe(declared)}) is not how expected was made: on the "
                f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
     if gate.raw.kind != "image":

@@ -247,11 +247,12 @@ class ServedGate:
 
     @contextmanager
     def function_task(self, content: bytes, model: LiteRTModel, mode: str,
-                      preprocessing: dict | None = None) -> Iterator[Task]:
+                      preprocessing: dict | None = None, output_kind: str | None = None) -> Iterator[Task]:
         """The function's own task for this model, from a model directory written as convert writes one."""
         served = self.served
         data = manifest_file.build_manifest(
-            name=served.name, sidecar=served.sidecar, output_kind=served.output_kind, binding=served.binding,
+            name=served.name, sidecar=served.sidecar, output_kind=output_kind or served.output_kind,
+            binding=served.binding,
             content=content, model=model, mode=mode, saved_model_digest="", converter="", fidelity={},
             bounds=self.bounds(content))
         if preprocessing is not None:
@@ -288,8 +289,11 @@ class ServedGate:
     def threshold(self, mode: str) -> float:
         return self.min_agreement if self.min_agreement is not None else THRESHOLDS[mode]
 
-    def judge(self, content: bytes, model: LiteRTModel, mode: str, preprocessing: dict | None = None) -> GateResult:
-        with self.function_task(content, model, mode, preprocessing) as task:
+    def judge(self, content: bytes, model: LiteRTModel, mode: str, preprocessing: dict | None = None,
+              output_kind: str | None = None) -> GateResult:
+        """The served answers against expected; `preprocessing` or `output_kind` in place of the sidecar's (what
+        the diagnosis of a failed float32 check tries)."""
+        with self.function_task(content, model, mode, preprocessing, output_kind) as task:
             results = self.answers(task)
             metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
         per_sample = metrics.pop("per_sample")

@@ -205,3 +205,18 @@ def test_a_preset_whose_numbers_are_not_kerass_is_refused(tmp_path):
         check_preset(gate, wrong)
     assert raised.value.code == "preset_mismatch"
     assert "\"preprocessing.keras_applications\" is \"vgg16\", but on raw sample 0" in raised.value.message
+
+
+def test_a_softmax_model_declared_as_logits_is_refused_naming_the_output(image_saved_model, trained_digits_model,
+                                                                        tmp_path, run_convert):
+    """A SavedModel (no layers to read): expected, the model's own outputs, are rows of probabilities, which the
+    function would put through a second softmax; the refusal says which word to write."""
+    _, _, x_test, _ = digits_split()
+    saved_model = copied(image_saved_model, tmp_path, **flat(digit_photos()),
+                         expected=trained_digits_model.predict(x_test[:100], verbose=0))
+    sidecar = json.loads((saved_model / "sidecar.json").read_text())
+    (saved_model / "sidecar.json").write_text(json.dumps({**sidecar, "output": "logits"}))
+    code, _, err = run_convert(saved_model, tmp_path / "out", "--quantization", "float32")
+    assert code == 2 and err.strip().endswith("[output_mismatch]"), err
+    assert ('sidecar.json: "output" is "logits" but expected\'s 100 rows are probabilities (each value in [0, 1], '
+            'every row summing to 1): the model ends in softmax: write "output": "probabilities"') in err
