@@ -20,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from convert.errors import ConversionError  # noqa: E402
-from convert.fidelity.classification import THRESHOLDS  # noqa: E402
+from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS  # noqa: E402
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
 from convert.fidelity.tensor import TOLERANCES  # noqa: E402
 from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
@@ -50,10 +50,15 @@ text_embedding gate, in every mode: cosine similarity to the SavedModel >= {min_
 tensor gate: per output, max error as a fraction of the output's range <= {float32:g} (float32),
 {float16:g} (float16), {dynamic:g} (dynamic and mixed), {int8:g} (int8).
 
+served gate (raw samples + expected in the validation file): the same top-1 or label-set thresholds, and every
+score an answer shows within {score_float32:g} (float32), {score_float16:g} (float16), {score_dynamic:g} (dynamic, mixed, int8) of expected's.
+
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
 progress: on a terminal, each long step draws a count on stderr; nothing when stderr is not a terminal.
 details: docs/conversion.md
-publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES)
+publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(
+    min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES,
+    **{f"score_{mode}": bound for mode, bound in SCORE_BOUNDS.items()})
 
 
 def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
@@ -61,8 +66,9 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
-                             "a Keras 3 .keras file (with --sidecar), or a sentence-transformers / Hugging Face "
-                             "encoder directory (config.json, model.safetensors, tokenizer.json; bert or mpnet)")
+                             "a Keras 3 .keras file (its sidecar inferred, or --sidecar), or a sentence-transformers / "
+                             "Hugging Face encoder directory (config.json, model.safetensors, tokenizer.json; bert or "
+                             "mpnet)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced, "
                              "except by --compare alone)")
@@ -78,7 +84,9 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                         help="classifiers only: accept a lower (or demand a higher) top-1 agreement than the mode's "
                              "threshold, e.g. 0.85 to serve int8 knowingly; the manifest records the threshold used")
     parser.add_argument("--sidecar", metavar="SIDECAR.json", type=Path,
-                        help="for a .keras file: its sidecar; the validation files it names are read from beside it")
+                        help="for a .keras file: its sidecar, whose fields override the ones convert infers from the "
+                             "model and the labels.txt and validation.npz beside it (docs/model-format.md); the "
+                             "validation files it names are read from beside it")
     parser.add_argument("--name", metavar="NAME",
                         help="the name the model is served under (default: the sidecar's \"name\", else the "
                              "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
@@ -121,8 +129,8 @@ def convert(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
         print(f"  loading {source} with Keras and exporting it with model.export()")
         with progress().step(f"loading and exporting {source.name}"):
-            saved_model = prepare_keras_file(source, args.sidecar, Path(work))
-        run(saved_model, args.out_dir, source=source, **options)
+            saved_model, inference = prepare_keras_file(source, args.sidecar, Path(work))
+        run(saved_model, args.out_dir, source=source, settle_preprocessing=inference.settle_preprocessing, **options)
 
 
 def convert_encoder_directory(args: argparse.Namespace, options: dict) -> None:

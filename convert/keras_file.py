@@ -1,8 +1,9 @@
 """A Keras 3 `.keras` file made into the SavedModel directory the usual pipeline converts.
 
-`python -m convert MODEL.keras OUT --sidecar SIDECAR.json` loads the file with Keras, makes the model convertible
-and exports it the documented way (`model.export()`) into a temporary directory, beside a sidecar.json and the
-validation files found beside SIDECAR.json:
+`python -m convert MODEL.keras OUT [--sidecar SIDECAR.json]` loads the file with Keras, makes the model convertible
+and exports it the documented way (`model.export()`) into a temporary directory, beside a sidecar.json (inferred from
+the model and the files beside it, convert/sidecar_inference.py, with SIDECAR.json's fields over it) and the
+validation files found beside SIDECAR.json (or the .keras file):
 - a `TextVectorization` layer at the text input is taken out (LiteRT cannot run string ops): its vocabulary and
   settings become tokenizer.json (convert/text_vectorization.py), the rest of the model takes int32 token ids
   (`input_ids`), and the sidecar gets the matching `preprocessing` and `inputs`. Validation is on raw texts
@@ -24,6 +25,7 @@ from convert.errors import ConversionError, first_line
 from convert.quiet import import_tensorflow
 from convert.recurrent import copy_weights, needs_unrolling, unrolled_copy
 from convert.sidecar import SIDECAR_FILE
+from convert.sidecar_inference import Inference, check, infer, keras_facts, with_given
 from convert.sidecar_reader import read_sidecar_file
 from convert.text_vectorization import CODE as TEXT_VECTORIZATION_CODE
 from convert.text_vectorization import check_settings, describe, write_tokenizer
@@ -191,21 +193,31 @@ def _text_sidecar(sidecar: dict, preprocessing: dict) -> dict:
     return {**sidecar, "preprocessing": preprocessing, "inputs": {IDS_INPUT: IDS_INPUT}}
 
 
+def infer_keras_sidecar(keras_path: Path, sidecar_path: Path | None, model) -> Inference:
+    """The sidecar inferred from the model and the files beside it (convert/sidecar_inference.py), the given
+    sidecar's fields over it; every problem found in one refusal."""
+    given = read_sidecar_file(sidecar_path) if sidecar_path is not None else {}
+    folder = sidecar_path.parent if sidecar_path is not None else keras_path.parent
+    inference = with_given(infer(keras_facts(model), folder, keras_path.stem), given)
+    check(inference)
+    return inference
+
+
 def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Path,
-                       log: Callable[[str], None] = print) -> Path:
-    """A SavedModel directory under `workdir` (named after the file) that the pipeline converts as it is."""
+                       log: Callable[[str], None] = print) -> tuple[Path, Inference]:
+    """A SavedModel directory under `workdir` (named after the file) that the pipeline converts as it is, and the
+    sidecar inferred for it (the given sidecar's fields over the inferred ones)."""
     check_keras_path(keras_path)
-    sidecar = read_sidecar_file(sidecar_path) if sidecar_path is not None else None
     keras = _import_keras()
     model = _load(keras_path, keras)
     vectorizer = _text_vectorization(model, keras)
     if vectorizer is not None:
         check_settings(vectorizer.name, vectorizer.get_config())  # before the model is rebuilt around its settings
-    if vectorizer is not None and sidecar is None:
-        raise ConversionError("bad_sidecar", f"{keras_path.name} takes raw text (TextVectorization layer "
-                              f"'{vectorizer.name}'): pass --sidecar SIDECAR.json with its task, labels and "
-                              f"validation {RAW_TEXTS} (see docs/model-format.md)")
-    preprocessing = (sidecar or {}).get("preprocessing")
+    inference = infer_keras_sidecar(keras_path, sidecar_path, model)
+    sidecar = inference.data
+    for line in inference.describe():
+        log(f"  sidecar {line}")
+    preprocessing = sidecar.get("preprocessing")
     max_length = preprocessing.get("max_length") if isinstance(preprocessing, dict) else None
     servable = _servable(model, vectorizer, keras, max_length if isinstance(max_length, int) else None)
     directory = workdir / keras_path.stem
@@ -214,9 +226,7 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
     except Exception as error:  # noqa: BLE001  (Keras raises many types; each means the model cannot be exported)
         raise ConversionError("export_failed", f"model.export() fails on {keras_path.name}: "
                               f"{first_line(error)}") from None
-    if sidecar is None:
-        return directory
-    source_dir = sidecar_path.parent
+    source_dir = sidecar_path.parent if sidecar_path is not None else keras_path.parent
     validation = sidecar.get("validation") if isinstance(sidecar.get("validation"), dict) else {}
     if vectorizer is not None:
         log(f"  TextVectorization layer '{vectorizer.name}' taken out: {describe(vectorizer.get_config())}")
@@ -235,4 +245,4 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
         if isinstance(tokenizer, str):
             _copy_beside(source_dir, directory, tokenizer)
     (directory / SIDECAR_FILE).write_text(json.dumps(sidecar, indent=2, ensure_ascii=False), encoding="utf-8")
-    return directory
+    return directory, inference

@@ -5,7 +5,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -21,16 +21,18 @@ from convert.input_bounds import input_bounds
 from convert.tokenizer_fit import check_tokenizer_fits
 from convert.litert_model import VARIABLE_OPS, LiteRTModel
 from convert.output_dir import carry_over_model, check_replaceable, served_mode_in, staged_output_dir
-from convert.preprocessing_check import check_preset, diagnose
+from convert.preprocessing_check import (check_output, check_preset, describe, diagnose,
+                                         matching_preprocessing)
 from convert.progress import progress
 from convert.quiet import import_tensorflow
-from convert.raw_samples import RawSamples, load_raw_samples, read_arrays
+from convert.raw_samples import RawSamples, load_raw_samples, raw_items, read_arrays
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
 from convert.served_gate import NOT_CHECKED, SERVED_COLUMN, Served, ServedGate, served_error
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model
 from convert.sidecar import Sidecar
 from convert.sidecar_fields import served_name
-from convert.sidecar_reader import load_sidecar
+from convert.sidecar_inference import check, has_raw_samples, infer, signature_facts
+from convert.sidecar_reader import load_sidecar, parse_sidecar
 from convert.tasks import TASK_KINDS, WITHOUT_SIDECAR
 from convert.tasks.base import Binding
 
@@ -66,7 +68,11 @@ class ModeResult:
         return {**self.fidelity.metrics, "served": served}
 
     def as_manifest(self) -> dict:
-        return {**self.metrics, "passed": self.gate_error is None}
+        """The metrics without the served gate's worst samples, which report.json keeps."""
+        metrics = self.metrics
+        if isinstance(metrics.get("served"), dict) and "worst" in metrics["served"]:
+            metrics = {**metrics, "served": {key: value for key, value in metrics["served"].items() if key != "worst"}}
+        return {**metrics, "passed": self.gate_error is None}
 
 
 class ConversionJob:
@@ -75,26 +81,45 @@ class ConversionJob:
 
     def __init__(self, saved_model_dir: Path, representative_path: Path | None = None,
                  log: Callable[[str], None] = print, min_agreement: float | None = None,
-                 source: Path | None = None, name: str | None = None) -> None:
+                 source: Path | None = None, name: str | None = None, settle_preprocessing: bool = False) -> None:
         self._start = time.monotonic()
+        self.settle_preprocessing = settle_preprocessing  # an inferred image preprocessing, found on the raw samples
         self._log = log
         self.saved_model_dir = saved_model_dir
         self.source = source or saved_model_dir  # what the user pointed convert at
         check_saved_model_dir(saved_model_dir)
         self.sidecar: Sidecar | None = load_sidecar(saved_model_dir)
         self.task = TASK_KINDS[self.sidecar.task] if self.sidecar else WITHOUT_SIDECAR
-        if min_agreement is not None and not self.task.uses_min_agreement:
-            raise ConversionError("bad_min_agreement", f"--min-agreement sets the top-1 agreement of classifiers; "
-                                  f"a {self.task.name} model's gate has fixed bounds (docs/conversion.md): drop it")
+        self.check_min_agreement(min_agreement)
         self.min_agreement = min_agreement
         self.representative_path = representative_path or (self.sidecar.representative if self.sidecar else None)
         self.stage(f"loading the SavedModel {saved_model_dir}")
         with progress().step("loading the SavedModel"):
             self.info: SavedModelInfo = load_saved_model(saved_model_dir)
+        if self.sidecar is None and has_raw_samples(saved_model_dir):
+            self.sidecar = self.inferred_sidecar(source.stem if source else saved_model_dir.resolve().name)
+            self.task = TASK_KINDS[self.sidecar.task]
+            self.check_min_agreement(min_agreement)
+            self.representative_path = representative_path or self.sidecar.representative
         self.binding: Binding = self.task.bind(self.sidecar, self.info)
         # The served name: --name, else the sidecar's, else the SavedModel's (or its .keras file's) name.
         self.name = name or (self.sidecar.name if self.sidecar else
                              (source.stem if source else saved_model_dir.resolve().name))
+
+    def check_min_agreement(self, min_agreement: float | None) -> None:
+        if min_agreement is not None and not self.task.uses_min_agreement:
+            raise ConversionError("bad_min_agreement", f"--min-agreement sets the top-1 agreement of classifiers; "
+                                  f"a {self.task.name} model's gate has fixed bounds (docs/conversion.md): drop it")
+
+    def inferred_sidecar(self, stem: str) -> Sidecar:
+        """No sidecar.json but raw samples + expected beside the SavedModel: the sidecar inferred from its signature,
+        `expected` and the files beside it (convert/sidecar_inference.py)."""
+        inference = infer(signature_facts(self.info, self.saved_model_dir), self.saved_model_dir, stem)
+        check(inference)
+        for line in inference.describe():
+            self.stage(f"sidecar {line}")
+        self.settle_preprocessing = inference.settle_preprocessing
+        return parse_sidecar(inference.data, self.saved_model_dir)
 
     def stage(self, message: str) -> None:
         with progress().paused():
@@ -154,9 +179,24 @@ class ConversionJob:
 
     @cached_property
     def representative(self) -> Samples | None:
-        if self.representative_path is None:
+        """int8's calibration inputs: the file's inputs_<role> tensors, or, when it holds only raw samples, what the
+        function's own preprocessing makes of them (the validation file's are the validation inputs themselves)."""
+        path = self.representative_path
+        if path is None:
             return None
-        return load_samples(self.representative_path, self.binding.inputs, self.info.inputs)
+        if self.served_gate is not None and path.is_file():
+            arrays = read_arrays(path)
+            if not any(key.startswith("inputs_") for key in arrays):
+                if path == self.sidecar.samples:
+                    return self.validation
+                found = raw_items(path.name, arrays)
+                if found is not None:
+                    self.stage(f"preprocessing {len(found[1])} raw samples of {path.name} with the function's own "
+                               "code (int8 calibration)")
+                    probe = self.float32_probe
+                    inputs = self.served_gate.model_inputs(probe, LiteRTModel(probe), found[1])
+                    return Samples(inputs=inputs, labels=None, source=f"{path.name} (raw samples)")
+        return load_samples(path, self.binding.inputs, self.info.inputs)
 
     @cached_property
     def reference(self) -> dict[str, np.ndarray]:
@@ -175,9 +215,29 @@ class ConversionJob:
             return self.sidecar.output
         return self.gate.output_kind
 
+    def settle(self) -> None:
+        """An image preprocessing convert inferred (no Rescaling inside the model): the one under which the float32
+        model, served, answers the raw samples as expected does, before anything is preprocessed with it."""
+        if not self.settle_preprocessing or self.served_gate is None or self.raw.kind != "image":
+            return
+        probe = self.float32_probe
+        model = LiteRTModel(probe)
+        if self.served_gate.judge(probe, model, "float32").passed:
+            self.stage(f"preprocessing: {describe(self.sidecar.preprocessing)} answers the raw samples as expected")
+            return
+        self.stage("finding the preprocessing that made expected on the raw samples")
+        found = matching_preprocessing(self.served_gate, probe, model, self.sidecar.preprocessing)
+        if found is None:
+            return  # float32_served refuses with everything that was tried
+        fix, preprocessing, result = found
+        self.sidecar = replace(self.sidecar, preprocessing=preprocessing)
+        del self.__dict__["served_gate"]
+        self.stage(f"preprocessing inferred from the raw samples against expected: {fix} ({result.summary})")
+
     def check_samples(self, modes: tuple[str, ...]) -> None:
         """Read the .npz files now: a sample that does not fit the signature fails in a second, not after the
         minutes a large model takes to convert."""
+        self.settle()
         self.validation  # noqa: B018
         if "int8" in modes:
             self.representative  # noqa: B018
@@ -189,6 +249,7 @@ class ConversionJob:
         quantization is to blame: the preprocessing is, and the known modes are tried to say which one fits."""
         if self.served_gate is None:
             return None
+        check_output(self.served_gate)
         compared = check_preset(self.served_gate, self.sidecar.preprocessing)
         if compared:
             self.stage(f"the preset's pixels equal keras.applications."
@@ -196,6 +257,7 @@ class ConversionJob:
         self.stage(f"answering {self.raw.count} raw samples with the function's own code and the float32 model")
         probe = self.float32_probe
         result = self.served_gate.judge(probe, LiteRTModel(probe), "float32")
+        self.stage(f"float32: {result.summary}")
         if not result.passed:
             self.stage(f"float32: {result.summary}: trying the known preprocessing modes")
             raise diagnose(self.served_gate, probe, LiteRTModel(probe), self.sidecar.preprocessing, result)
@@ -326,7 +388,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None,
         source: Path | None = None, name: str | None = None,
-        default_mode: str = quantize.DEFAULT_MODE) -> report.Report:
+        default_mode: str = quantize.DEFAULT_MODE, settle_preprocessing: bool = False) -> report.Report:
     """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (default: `default_mode`) and, with compare, measure every
     mode. compare without a mode leaves a model already in OUT_DIR as it is and rewrites only its report.
     `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
@@ -339,7 +401,7 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     if name is not None:
         served_name(name)
-    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source, name)
+    job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source, name, settle_preprocessing)
     modes = quantize.MODES if compare else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)

@@ -85,6 +85,30 @@ def split_images(source: str, flat: np.ndarray, shapes: np.ndarray) -> list[np.n
             for end, size, shape in zip(ends, sizes, shapes)]
 
 
+def stacked_images(source: str, stack: np.ndarray) -> list[np.ndarray]:
+    """raw_images as np.stack gives same-size images: (N, height, width, channels), or (N, height, width) grey."""
+    if stack.dtype != np.uint8:
+        raise _bad(source, f"raw_images is {stack.dtype} {stack.shape}: save the photos' uint8 pixels as decoded "
+                           "(np.stack of same-size images, or flattened with raw_image_shapes)")
+    images = stack[..., np.newaxis] if stack.ndim == 3 else stack
+    if len(images) == 0 or images.shape[3] not in IMAGE_CHANNELS or 0 in images.shape[1:3]:
+        raise _bad(source, f"raw_images is uint8 {stack.shape}: give (N, height, width, channels) with 3 (RGB) or "
+                           "1 (grey) channels")
+    return list(images)
+
+
+def _images(source: str, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The flattened form (raw_images + raw_image_shapes) or a stack of same-size images."""
+    flat = arrays["raw_images"]
+    if "raw_image_shapes" in arrays:
+        return split_images(source, flat, arrays["raw_image_shapes"])
+    if flat.ndim in (3, 4):
+        return stacked_images(source, flat)
+    raise _bad(source, f"raw_images is {flat.dtype} {flat.shape} without raw_image_shapes: save same-size photos "
+                       "as np.stack(photos) (N, height, width, channels), or add the (height, width, channels) of "
+                       "each image as raw_image_shapes")
+
+
 def _expected(source: str, arrays: dict[str, np.ndarray], count: int) -> np.ndarray:
     expected = arrays.get("expected")
     if expected is None:
@@ -96,31 +120,37 @@ def _expected(source: str, arrays: dict[str, np.ndarray], count: int) -> np.ndar
     return expected.astype(np.float32)
 
 
-def load_raw_samples(path: Path, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None
-                     ) -> RawSamples | None:
-    """The raw samples of a validation file (and the sidecar's image files), or None when it has none."""
-    source = path.name
+def raw_items(source: str, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None
+              ) -> tuple[str, list] | None:
+    """(kind, items) of the raw samples in these arrays (and the sidecar's image files), or None when there are none."""
     given = [key for key in ("raw_images", "raw_texts") if key in arrays] + (["validation.raw_images"]
                                                                             if image_files else [])
     if not given:
-        if "expected" in arrays:
-            raise _bad(source, "has 'expected' but no raw samples: add raw_images (+ raw_image_shapes), raw_texts, "
-                               "or list image files in the sidecar's validation.raw_images")
         return None
     if len(given) > 1:
         raise _bad(source, f"has {' and '.join(given)}: give one kind of raw sample per model")
     if image_files:
-        items = [ImageInput(file.read_bytes(), f"'{file.name}'") for file in image_files]
-        return RawSamples("image", items, _expected(source, arrays, len(items)), f"{source} + sidecar image files")
+        return "image", [ImageInput(file.read_bytes(), f"'{file.name}'") for file in image_files]
     if "raw_images" in arrays:
-        if "raw_image_shapes" not in arrays:
-            raise _bad(source, "raw_images without raw_image_shapes: add the (height, width, channels) of each image")
-        images = split_images(source, arrays["raw_images"], arrays["raw_image_shapes"])
-        items = [ImageInput(png_bytes(image), f"raw image {index}") for index, image in enumerate(images)]
-        return RawSamples("image", items, _expected(source, arrays, len(items)), source)
+        images = _images(source, arrays)
+        return "image", [ImageInput(png_bytes(image), f"raw image {index}") for index, image in enumerate(images)]
     texts = arrays["raw_texts"]
     if texts.dtype.kind != "U" or texts.ndim != 1 or len(texts) == 0:
         raise _bad(source, f"raw_texts is {texts.dtype} {texts.shape}: save np.array(list_of_str), one text per "
                            "sample")
-    items = [str(text) for text in texts]
-    return RawSamples("text", items, _expected(source, arrays, len(items)), source)
+    return "text", [str(text) for text in texts]
+
+
+def load_raw_samples(path: Path, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None
+                     ) -> RawSamples | None:
+    """The raw samples of a validation file (and the sidecar's image files), or None when it has none."""
+    source = path.name
+    found = raw_items(source, arrays, image_files)
+    if found is None:
+        if "expected" in arrays:
+            raise _bad(source, "has 'expected' but no raw samples: add raw_images (+ raw_image_shapes), raw_texts, "
+                               "or list image files in the sidecar's validation.raw_images")
+        return None
+    kind, items = found
+    where = f"{source} + sidecar image files" if image_files else source
+    return RawSamples(kind, items, _expected(source, arrays, len(items)), where)

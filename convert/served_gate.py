@@ -9,7 +9,10 @@ decode, EXIF, colour, resize and normalise or tokenize code, LiteRT, its own pos
 
 How an answer is compared with `expected` is the task's (MEASURES): top-1 for classifiers (a class `expected` scores
 within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), label sets for multi-label classifiers
-(each label's decision at the default threshold, near-ties agreeing either way), cosine for embeddings.
+(each label's decision at the default threshold, near-ties agreeing either way), then every score the answer shows
+(asked for all of them) within the mode's SCORE_BOUNDS of expected's; cosine for embeddings. Each raw sample's
+record (index, served vs expected, agrees, max_score_diff or cosine) is kept on the result (`per_sample`), the worst
+few in its metrics (`worst`, report.json); docs/conversion.md has their shape.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ import numpy as np
 from convert import manifest as manifest_file
 from convert.errors import ConversionError
 from convert.fidelity.base import Column, GateResult, cell, rounded
-from convert.fidelity.classification import THRESHOLDS, agreeing, top1
+from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
 from convert.fidelity.multi_label import decisions_agree
 from convert.input_bounds import input_bounds
@@ -36,7 +39,7 @@ from convert.sidecar import Sidecar
 from convert.tasks.base import Binding
 from function.errors import ServingError
 from function.log import Timings
-from function.model.outputs import label_scores
+from function.model.outputs import label_scores, probabilities
 from function.catalog.registry import UnservableModel, open_model
 from function.config import TaskLimits
 from function.tasks.base import Result, Task
@@ -59,6 +62,68 @@ class Served:
     raw: RawSamples
 
 
+WORST_SAMPLES = 5  # the samples report.json and a refusal list, worst first
+
+
+def answer_options(task: Task) -> dict:
+    """The request options that make the answer show every score it can: all labels of an image classifier
+    (top_k), every label of a multi-label one (threshold 0)."""
+    if task.name not in ("image_classification", "text_classification"):
+        return {}
+    if task.manifest.multi_label:
+        return {"threshold": 0.0}
+    return {"top_k": len(task.manifest.labels)} if task.name == "image_classification" else {}
+
+
+def shown_scores(task: Task, results: list[Result]) -> np.ndarray:
+    """(samples, labels): each score an answer shows, NaN where it shows none (a text classifier shows its label's)."""
+    labels = list(task.manifest.labels)
+    scores = np.full((len(results), len(labels)), np.nan)
+    for row, result in enumerate(results):
+        for entry in result.get("top_k") or result.get("labels") or [result]:
+            scores[row, labels.index(entry["label"])] = entry["score"]
+    return scores
+
+
+def expected_scores(task: Task, expected: np.ndarray) -> np.ndarray:
+    """expected as the scores the function would show for it (softmax of logits, [1-p, p] for one unit)."""
+    if task.manifest.multi_label:
+        return label_scores(expected, task.manifest.output)
+    return probabilities(expected, task.manifest.output)
+
+
+def _scores_text(labels: list[str], scores: np.ndarray) -> dict[str, float]:
+    """The three best scores of one row as {label: score} (NaN: not shown)."""
+    order = [int(i) for i in np.argsort(-np.nan_to_num(scores, nan=-1.0), kind="stable")[:3] if not np.isnan(scores[i])]
+    return {labels[i]: round(float(scores[i]), 4) for i in order}
+
+
+def per_sample_classes(task: Task, results: list[Result], expected: np.ndarray, agree: np.ndarray
+                       ) -> tuple[list[dict], np.ndarray]:
+    """One record per raw sample (index, served and expected answers, agreement, score difference) and the score
+    differences themselves."""
+    labels = list(task.manifest.labels)
+    served, wanted = shown_scores(task, results), expected_scores(task, expected)
+    shown = ~np.isnan(served)
+    differences = np.where(shown, np.abs(np.nan_to_num(served) - wanted), 0.0).max(axis=1)
+    records = []
+    for index, result in enumerate(results):
+        if task.manifest.multi_label:
+            served_label = [entry["label"] for entry in result["labels"] if entry["score"] >= DEFAULT_THRESHOLD]
+            expected_label = [label for label, score in zip(labels, wanted[index]) if score >= DEFAULT_THRESHOLD]
+        else:
+            served_label, expected_label = result["label"], labels[int(np.argmax(wanted[index]))]
+        records.append({"index": index, "agrees": bool(agree[index]), "max_score_diff": round(float(differences[index]), 6),
+                        "served": {"label": served_label, "scores": _scores_text(labels, served[index])},
+                        "expected": {"label": expected_label, "scores": _scores_text(labels, wanted[index])}})
+    return records, differences
+
+
+def worst(records: list[dict], key: str = "max_score_diff") -> list[dict]:
+    """The WORST_SAMPLES records that disagree first, then by the largest score difference."""
+    return sorted(records, key=lambda record: (record["agrees"], -record[key]))[:WORST_SAMPLES]
+
+
 def _measure_label_sets(task: Task, results: list[Result], expected: np.ndarray, threshold: float
                         ) -> tuple[dict, str | None]:
     """A multi-label classifier: the served label set of each raw sample against `expected`'s decisions at the
@@ -67,25 +132,40 @@ def _measure_label_sets(task: Task, results: list[Result], expected: np.ndarray,
     wanted = label_scores(expected, task.manifest.output)
     served = np.zeros_like(wanted, dtype=bool)
     for row, result in enumerate(results):
-        served[row, [labels.index(entry["label"]) for entry in result["labels"]]] = True
+        served[row, [labels.index(entry["label"]) for entry in result["labels"]  # asked with threshold 0: all
+                     if entry["score"] >= DEFAULT_THRESHOLD]] = True
     agree = decisions_agree(wanted, served)
     sets = agree.all(axis=1)
     agreement = float(np.mean(sets))
     metrics = {"samples": len(results), "label_set_agreement": rounded(agreement),
                "decision_agreement": rounded(float(np.mean(agree))), "threshold": threshold}
+    metrics["per_sample"] = sets
     if agreement >= threshold:
         return metrics, None
     first = int(np.argmin(sets))
+    shown = [entry["label"] for entry in results[first]["labels"] if entry["score"] >= DEFAULT_THRESHOLD]
     return metrics, (f"agrees with expected on {agreement:.1%} of label sets, below the {threshold:.0%} threshold "
-                     f"(raw sample {first}: served {[entry['label'] for entry in results[first]['labels']]}, "
+                     f"(raw sample {first}: served {shown}, "
                      f"expected {[label for label, on in zip(labels, wanted[first] >= DEFAULT_THRESHOLD) if on]})")
 
 
-def _measure_classes(task: Task, results: list[Result], expected: np.ndarray, threshold: float
+def _measure_classes(task: Task, results: list[Result], expected: np.ndarray, threshold: float, mode: str
                      ) -> tuple[dict, str | None]:
-    """A classifier: top-1, or label sets for a multi-label one."""
+    """A classifier: top-1 (or label sets for a multi-label one), then every score the answer shows against
+    expected's, within the mode's SCORE_BOUNDS."""
     measure = _measure_label_sets if task.manifest.multi_label else _measure_top1
-    return measure(task, results, expected, threshold)
+    metrics, problem = measure(task, results, expected, threshold)
+    records, differences = per_sample_classes(task, results, expected, metrics.pop("per_sample"))
+    bound = SCORE_BOUNDS[mode]
+    largest = float(differences.max())
+    metrics.update(max_score_diff=rounded(largest), score_bound=bound, worst=worst(records))
+    metrics["per_sample"] = records
+    if problem is None and largest > bound:
+        first = records[int(differences.argmax())]
+        problem = (f"shows scores up to {largest:.4f} away from expected's, above the {bound:g} bound for {mode} "
+                   f"(raw sample {first['index']}: served {first['served']['scores']}, expected "
+                   f"{first['expected']['scores']})")
+    return metrics, problem
 
 
 def _measure_top1(task: Task, results: list[Result], expected: np.ndarray, threshold: float) -> tuple[dict, str | None]:
@@ -98,6 +178,7 @@ def _measure_top1(task: Task, results: list[Result], expected: np.ndarray, thres
     agree = agreeing(flat, predicted, wanted, output_kind)
     agreement = float(np.mean(agree))
     metrics = {"samples": len(results), "top1_agreement": rounded(agreement), "threshold": threshold}
+    metrics["per_sample"] = agree
     if agreement >= threshold:
         return metrics, None
     first = int(np.argmin(agree))
@@ -106,13 +187,16 @@ def _measure_top1(task: Task, results: list[Result], expected: np.ndarray, thres
                      f"{labels[int(wanted[first])]!r})")
 
 
-def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, threshold: float | None
+def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, threshold: float | None, mode: str
                     ) -> tuple[dict, str | None]:
     vectors = np.stack([decode_vector(result["embedding"]) for result in results])
     cosines = cosine_similarities(expected, vectors)
     lowest, mean = float(cosines.min()), float(cosines.mean())
+    records = [{"index": index, "agrees": bool(cosine >= MIN_COSINE), "cosine": round(float(cosine), 6)}
+               for index, cosine in enumerate(cosines)]
     metrics = {"samples": len(results), "min_cosine": rounded(lowest), "mean_cosine": rounded(mean),
-               "thresholds": {"min_cosine": MIN_COSINE, "mean_cosine": MEAN_COSINE}}
+               "thresholds": {"min_cosine": MIN_COSINE, "mean_cosine": MEAN_COSINE},
+               "worst": sorted(records, key=lambda record: record["cosine"])[:WORST_SAMPLES], "per_sample": records}
     if metrics["min_cosine"] >= MIN_COSINE and metrics["mean_cosine"] >= MEAN_COSINE:
         return metrics, None
     return metrics, (f"has a cosine similarity to expected of {lowest:.6f} at worst (raw sample "
@@ -120,7 +204,7 @@ def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, thr
 
 
 # task name -> how served results are held against `expected`: (metrics, problem or None).
-MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None], tuple[dict, str | None]]] = {
+MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str], tuple[dict, str | None]]] = {
     "image_classification": _measure_classes,
     "text_classification": _measure_classes,
     "text_embedding": _measure_cosine,
@@ -131,10 +215,11 @@ def served_cell(metrics: dict) -> str:
     served = metrics.get("served")
     if not served or not served.get("checked", True):
         return "not checked"
+    scores = f", scores within {served['max_score_diff']:.4f}" if served.get("max_score_diff") is not None else ""
     if "top1_agreement" in served:
-        return cell(served["top1_agreement"], ".2%")
+        return cell(served["top1_agreement"], ".2%") + scores
     if "label_set_agreement" in served:
-        return f"{cell(served['label_set_agreement'], '.2%')} of label sets"
+        return f"{cell(served['label_set_agreement'], '.2%')} of label sets{scores}"
     return f"min cos {served['min_cosine']:.4f}"
 
 
@@ -163,11 +248,12 @@ class ServedGate:
 
     @contextmanager
     def function_task(self, content: bytes, model: LiteRTModel, mode: str,
-                      preprocessing: dict | None = None) -> Iterator[Task]:
+                      preprocessing: dict | None = None, output_kind: str | None = None) -> Iterator[Task]:
         """The function's own task for this model, from a model directory written as convert writes one."""
         served = self.served
         data = manifest_file.build_manifest(
-            name=served.name, sidecar=served.sidecar, output_kind=served.output_kind, binding=served.binding,
+            name=served.name, sidecar=served.sidecar, output_kind=output_kind or served.output_kind,
+            binding=served.binding,
             content=content, model=model, mode=mode, saved_model_digest="", converter="", fidelity={},
             bounds=self.bounds(content))
         if preprocessing is not None:
@@ -184,38 +270,57 @@ class ServedGate:
     def answers(self, task: Task) -> list[Result]:
         results: list[Result] = []
         items = self.raw.items
+        options = answer_options(task)
         with progress().step("raw samples through the function", total=len(items)) as step:
             for start in range(0, len(items), BATCH):
                 try:
                     with quiet_native_stderr():  # LiteRT's "Created XNNPACK delegate" line on the first invoke
-                        results += task.predict(items[start:start + BATCH], {}, Timings())
+                        results += task.predict(items[start:start + BATCH], options, Timings())
                 except ServingError as error:
                     raise ConversionError("bad_samples", f"{self.raw.source}: the function refuses raw sample "
                                           f"{start}-{start + BATCH - 1}: {error.message}") from None
                 step.advance(len(items[start:start + BATCH]))
         return results
 
-    def model_inputs(self, content: bytes, model: LiteRTModel) -> dict[str, np.ndarray]:
-        """signature input name -> the tensors the function makes of the raw samples (one batch: one length)."""
+    def model_inputs(self, content: bytes, model: LiteRTModel, items: list | None = None) -> dict[str, np.ndarray]:
+        """signature input name -> the tensors the function makes of the raw samples, or of `items` (int8
+        calibration from raw samples): one batch, so one length."""
         with self.function_task(content, model, "float32") as task:
-            batch = task.preprocess(self.raw.items, Timings())
+            batch = task.preprocess(self.raw.items if items is None else items, Timings())
         return {self.served.binding.inputs[role]: array for role, array in batch.tensors.items()}
 
     def threshold(self, mode: str) -> float:
         return self.min_agreement if self.min_agreement is not None else THRESHOLDS[mode]
 
-    def judge(self, content: bytes, model: LiteRTModel, mode: str, preprocessing: dict | None = None) -> GateResult:
-        with self.function_task(content, model, mode, preprocessing) as task:
+    def judge(self, content: bytes, model: LiteRTModel, mode: str, preprocessing: dict | None = None,
+              output_kind: str | None = None) -> GateResult:
+        """The served answers against expected; `preprocessing` or `output_kind` in place of the sidecar's (what
+        the diagnosis of a failed float32 check tries)."""
+        with self.function_task(content, model, mode, preprocessing, output_kind) as task:
             results = self.answers(task)
-            metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode))
+            metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
+        per_sample = metrics.pop("per_sample")
         summary = f"served on {self.raw.count} raw samples: " + served_cell({"served": metrics})
         if problem is None:
-            return GateResult(True, metrics, summary)
+            return GateResult(True, metrics, summary, per_sample=per_sample)
         return GateResult(False, metrics, summary, problem,
                           "the sidecar's preprocessing is not the pipeline that made expected, or this mode loses "
-                          "too much: check \"preprocessing\" (docs/model-format.md), or use a milder mode")
+                          "too much: check \"preprocessing\" (docs/model-format.md), or use a milder mode",
+                          per_sample=per_sample)
+
+
+def worst_text(metrics: dict) -> str:
+    """The worst samples in one clause: "; worst raw samples: 12 (served '3' {...}, expected '5' {...}), ..."."""
+    described = []
+    for record in metrics.get("worst", [])[:3]:
+        if "cosine" in record:
+            described.append(f"{record['index']} (cosine {record['cosine']:.4f})")
+        else:
+            described.append(f"{record['index']} (served {record['served']['scores']}, expected "
+                             f"{record['expected']['scores']})")
+    return f"; worst raw samples: {', '.join(described)}" if described else ""
 
 
 def served_error(mode: str, result: GateResult) -> ConversionError:
     return ConversionError("served_disagrees", f"the converted {mode} model, answering the raw samples as a request "
-                           f"is answered, {result.problem}: {result.advice}")
+                           f"is answered, {result.problem}{worst_text(result.metrics)}: {result.advice}")

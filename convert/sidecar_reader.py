@@ -27,18 +27,29 @@ def read_sidecar_file(path: Path) -> dict:
     return data
 
 
-def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
-    """The parsed sidecar, or None when the SavedModel has none (it still converts, with generated inputs)."""
-    path = saved_model_dir / SIDECAR_FILE
-    if not path.is_file():
-        return None
-    data = read_sidecar_file(path)
-    check_keys(data, SIDECAR_KEYS, "", "of sidecar.json")
-    if data.get("schema") != SCHEMA:
-        raise refuse("schema", f"is {show(data.get('schema'))}", f"write {SCHEMA} (this convert reads schema {SCHEMA})")
-    name = model_name(require(data, "name"))
-    task = choice(require(data, "task"), "task", list(TASK_KINDS))
-    fields = TASK_KINDS[task].parse(data, saved_model_dir)
+class _Problems:
+    """The refusals of independent checks, gathered so that one run reports every one of them."""
+
+    def __init__(self) -> None:
+        self.errors: list[ConversionError] = []
+
+    def attempt(self, check, *args):
+        try:
+            return check(*args)
+        except ConversionError as error:
+            self.errors.append(error)
+            return None
+
+    def raise_any(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            listed = "; ".join(f"({index}) {error.message.removeprefix('sidecar.json: ')}"
+                               for index, error in enumerate(self.errors, 1))
+            raise ConversionError(self.errors[0].code, f"sidecar.json: {len(self.errors)} problems: {listed}")
+
+
+def _validation(data: dict, saved_model_dir: Path, task: str | None) -> tuple[Path, Path, list[Path] | None]:
     validation = mapping(require(data, "validation"), "validation")
     check_keys(validation, VALIDATION_KEYS, "validation", "of \"validation\"")
     samples = file_in(saved_model_dir, require(validation, "samples", "validation"), "validation.samples")
@@ -54,11 +65,39 @@ def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
                         "directory, in the order of the expected array")
         raw_images = [file_in(saved_model_dir, name, f"validation.raw_images[{index}]")
                       for index, name in enumerate(files)]
+    return samples, representative, raw_images
+
+
+def _schema(data: dict) -> None:
+    if data.get("schema") != SCHEMA:
+        raise refuse("schema", f"is {show(data.get('schema'))}", f"write {SCHEMA} (this convert reads schema {SCHEMA})")
+
+
+def load_sidecar(saved_model_dir: Path) -> Sidecar | None:
+    """The parsed sidecar, or None when the SavedModel has none (it still converts, with generated inputs). Every
+    independent problem (keys, schema, name, the task's fields, validation) is reported in one refusal."""
+    path = saved_model_dir / SIDECAR_FILE
+    if not path.is_file():
+        return None
+    return parse_sidecar(read_sidecar_file(path), saved_model_dir)
+
+
+def parse_sidecar(data: dict, saved_model_dir: Path) -> Sidecar:
+    """A sidecar's fields (read from sidecar.json, or inferred), checked as sidecar.json is."""
+    problems = _Problems()
+    problems.attempt(check_keys, data, SIDECAR_KEYS, "", "of sidecar.json")
+    problems.attempt(_schema, data)
+    name = problems.attempt(lambda: model_name(require(data, "name")))
+    task = problems.attempt(lambda: choice(require(data, "task"), "task", list(TASK_KINDS)))
+    fields = problems.attempt(TASK_KINDS[task].parse, data, saved_model_dir) if task else None
+    files = problems.attempt(_validation, data, saved_model_dir, task)
     extra = {}
     if "metrics" in data:
-        extra["metrics"] = mapping(data["metrics"], "metrics")
+        extra["metrics"] = problems.attempt(mapping, data["metrics"], "metrics")
     if "description" in data:
-        extra["description"] = text(data["description"], "description")
+        extra["description"] = problems.attempt(text, data["description"], "description")
+    problems.raise_any()
+    samples, representative, raw_images = files
     return Sidecar(directory=saved_model_dir, name=name, task=task, labels=fields.labels, output=fields.output,
                    preprocessing=fields.preprocessing, inputs=fields.inputs, outputs=fields.outputs, samples=samples,
                    representative=representative, raw_images=raw_images, extra=extra,

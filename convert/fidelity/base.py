@@ -18,6 +18,9 @@ class GateResult:
     summary: str  # the headline numbers, for the progress line
     problem: str | None = None  # why it failed, as the end of "the converted <mode> model ..."
     advice: str | None = None  # what to do about it
+    # The served gate: one record per raw sample (index, served vs expected, agrees, max_score_diff or cosine),
+    # docs/conversion.md; kept out of the manifest, whose "worst" holds the few worst of them.
+    per_sample: list[dict] | None = None
 
     def as_manifest(self) -> dict:
         return {**self.metrics, "passed": self.passed}

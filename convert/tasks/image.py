@@ -8,7 +8,7 @@ from convert.tasks.base import describe, mismatch, shape_text
 from function.preprocessing.color_modes import CHANNELS
 
 KEYS = ("type", "color_mode", "size", "resize", "divisor", "mean", "std", "keras_applications")
-RESIZE_METHODS = ("bilinear",)
+RESIZE_METHODS = ("bilinear", "nearest")  # function/preprocessing/image.py RESAMPLING
 
 
 def parse_image_preprocessing(value, task: str) -> dict:

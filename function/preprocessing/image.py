@@ -1,9 +1,10 @@
 """Image bytes -> the model's float32 NHWC batch, as the manifest's `preprocessing` says.
 
 Decode with Pillow (JPEG, PNG, WebP, GIF first frame, BMP, TIFF), refuse oversized headers before any pixel is
-decoded, apply EXIF orientation, bring every mode to RGB or L, resize bilinear, reverse the channels for BGR, then
-pixel / divisor, minus mean, over std, each step in float32 in that order: exactly the arithmetic of Keras's
-`preprocess_input` "caffe" (BGR, minus mean), "tf" (/ 127.5, - 1) and "torch" (/ 255, - mean, / std) modes.
+decoded, apply EXIF orientation, bring every mode to RGB or L, resize (bilinear, or nearest as `keras.utils.load_img`
+does by default), reverse the channels for BGR, then pixel / divisor, minus mean, over std, each step in float32 in
+that order: exactly the arithmetic of Keras's `preprocess_input` "caffe" (BGR, minus mean), "tf" (/ 127.5, - 1) and
+"torch" (/ 255, - mean, / std) modes.
 Transparency is composited on WHITE: product shots and logos on transparent backgrounds are meant to be seen on a
 page, and Pillow's plain convert would turn transparent pixels into whatever colour they happen to store.
 """
@@ -21,6 +22,7 @@ from function.preprocessing.color_modes import CHANNELS
 OPENERS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # Pillow's JPEG opener also yields MPO (phone JPEGs)
 SUPPORTED_FORMATS = {*OPENERS, "MPO"}
 DRAFT_MARGIN = 2
+RESAMPLING = {"bilinear": Image.Resampling.BILINEAR, "nearest": Image.Resampling.NEAREST}
 HIGH_BIT_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
 # What decoding an image and bringing it to 8 bits costs per pixel, by Pillow's mode: its own storage plus the
 # largest copy our conversion makes of it (a palette to RGB, 16-bit grey read out as an array). The pixel cap alone
@@ -47,6 +49,10 @@ class ImagePreprocessor:
         self.reverse_channels = color_mode == "BGR"
         height, width = preprocessing["size"]
         self.size = (int(width), int(height))  # Pillow wants (width, height)
+        resize = preprocessing.get("resize", "bilinear")
+        if resize not in RESAMPLING:
+            raise ValueError(f"resize must be {' or '.join(RESAMPLING)}, not {resize!r}")
+        self.resample = RESAMPLING[resize]
         channels = CHANNELS[color_mode]
         self.divisor = np.float32(preprocessing.get("divisor", 1.0))
         self.mean = np.asarray(preprocessing.get("mean", [0.0] * channels), dtype=np.float32)
@@ -117,7 +123,7 @@ class ImagePreprocessor:
 
     def to_array(self, image: Image.Image) -> np.ndarray:
         """One decoded image -> (height, width, channels) float32, resized and normalized."""
-        resized = image.resize(self.size, Image.Resampling.BILINEAR)
+        resized = image.resize(self.size, self.resample)
         pixels = np.array(resized, dtype=np.float32)  # a writable copy: normalized in place, no temporaries
         if pixels.ndim == 2:
             pixels = pixels[:, :, None]

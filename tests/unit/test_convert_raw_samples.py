@@ -34,6 +34,15 @@ def test_images_of_any_size_come_back_as_lossless_images_with_their_expected_row
         assert np.array_equal(decoded.reshape(original.shape), original)  # PNG: every pixel as given
 
 
+@pytest.mark.parametrize("stack", [RNG.integers(0, 256, (4, 6, 5, 3), dtype=np.uint8),
+                                   RNG.integers(0, 256, (4, 6, 5), dtype=np.uint8)], ids=["rgb", "grey"])
+def test_a_stack_of_same_size_images_is_taken_as_np_stack_gives_it(tmp_path, stack):
+    raw = load(tmp_path, raw_images=stack, expected=np.eye(4))
+    assert raw.kind == "image" and raw.count == 4
+    for item, original in zip(raw.items, stack):
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(item.data))), original)
+
+
 def test_texts_and_image_files(tmp_path):
     raw = load(tmp_path, raw_texts=np.array(["a fine day", "so bad"]), expected=np.array([[0.9], [0.1]]))
     assert raw.kind == "text" and raw.items == ["a fine day", "so bad"]
@@ -51,7 +60,12 @@ def test_no_raw_samples_is_none(tmp_path):
     ({**flat(PHOTOS)}, "raw samples without an 'expected' array"),
     ({**flat(PHOTOS), "expected": np.ones((2, 3))}, "expected is float64 (2, 3): give one row of model outputs per "
                                                      "raw sample (3)"),
-    ({"raw_images": flat(PHOTOS)["raw_images"], "expected": np.ones((3, 1))}, "raw_images without raw_image_shapes"),
+    ({"raw_images": flat(PHOTOS)["raw_images"], "expected": np.ones((3, 1))},
+     "raw_images is uint8 (249,) without raw_image_shapes: save same-size photos as np.stack(photos)"),
+    ({"raw_images": np.zeros((2, 4, 4, 2), np.uint8), "expected": np.ones((2, 1))},
+     "raw_images is uint8 (2, 4, 4, 2): give (N, height, width, channels) with 3 (RGB) or 1 (grey) channels"),
+    ({"raw_images": np.zeros((2, 4, 4, 3), np.float32), "expected": np.ones((2, 1))},
+     "raw_images is float32 (2, 4, 4, 3): save the photos' uint8 pixels"),
     ({**flat(PHOTOS), "raw_image_shapes": np.array([[5, 7, 3], [9, 4, 3]]), "expected": np.ones((2, 1))},
      "raw_images holds 249 values but raw_image_shapes describes 213"),
     ({"raw_images": flat(PHOTOS)["raw_images"].astype(np.float32), "raw_image_shapes": flat(PHOTOS)[

@@ -199,3 +199,12 @@ def test_not_json_and_not_an_object(tmp_path):
     (tmp_path / "sidecar.json").write_text("[1, 2]")
     with pytest.raises(ConversionError, match="holds a JSON list: write one JSON object"):
         load_sidecar(tmp_path)
+
+
+def test_every_independent_problem_is_reported_in_one_run(tmp_path):
+    sidecar = changed(changed(changed(IMAGE, "schema", 2), "name", "my model"), "validation.samples", "missing.npz")
+    error = refusal(tmp_path, changed(sidecar, "preprocessing.color_mode", "rgb"))
+    assert error.message.startswith("sidecar.json: 4 problems: (1) \"schema\" is 2: write 1"), error.message
+    for part in ("(2) \"name\" is \"my model\"", "(3) \"preprocessing.color_mode\" is \"rgb\": write \"RGB\"",
+                 "(4) \"validation.samples\" names missing.npz"):
+        assert part in error.message, error.message

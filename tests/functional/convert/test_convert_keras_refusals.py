@@ -56,10 +56,16 @@ def test_a_sidecar_that_sets_what_the_layer_decides_is_refused(tmp_path, run_con
     assert line.endswith("[bad_sidecar]") and "\"preprocessing\" comes from the model's TextVectorization" in line
 
 
-def test_a_text_model_without_a_sidecar_is_refused(tmp_path, run_convert):
+def test_a_text_model_without_a_sidecar_gets_one_inferred_and_without_validation_is_refused(tmp_path, run_convert):
     source = tiny_text_dir(tmp_path / "no_sidecar")
-    line = refusal(run_convert, source / "model.keras", tmp_path / "out")
-    assert line.endswith("[bad_sidecar]") and "--sidecar SIDECAR.json" in line and "'vectorize'" in line
+    code, out, err = run_convert(source / "model.keras", tmp_path / "out", "--quantization", "float32")
+    assert code == 0, err
+    assert "sidecar task: a TextVectorization input and the last layer (Dense, activation sigmoid, 1 unit(s))" in out
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert (manifest["name"], manifest["task"], manifest["labels"]) == ("model", "text_classification", ["0", "1"])
+    (source / "validation.npz").unlink()
+    line = refusal(run_convert, source / "model.keras", tmp_path / "out2")
+    assert line.endswith("[cannot_infer]") and "no validation.npz beside the model" in line
 
 
 def test_validation_without_raw_texts_is_refused(tmp_path, run_convert):

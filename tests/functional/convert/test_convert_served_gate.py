@@ -14,6 +14,7 @@ from convert.errors import ConversionError
 from convert.keras_applications import PRESETS, keras_preprocess, preset_fields
 from convert.preprocessing_check import check_preset
 from convert.raw_samples import load_raw_samples, read_arrays
+from convert.fidelity.classification import SCORE_BOUNDS
 from tests.functional.convert.conftest import VOCABULARY, digits_split
 
 pytestmark = pytest.mark.slow
@@ -52,13 +53,19 @@ def test_raw_images_alone_are_enough_and_the_served_path_is_checked_in_every_mod
     code, out, err = run_convert(saved_model, tmp_path / "out", "--quantization", "float16", "--compare")
     assert code == 0, err
     assert "preprocessing 100 raw samples with the function's own code" in out
-    assert last_line(out).endswith("the served path was checked: served on 100 raw samples: 100.00%")
+    assert "the served path was checked: served on 100 raw samples: 100.00%, scores within 0.0" in last_line(out)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["samples"]["source"] == "validation.npz (raw samples)"
     assert report["samples"]["raw"] == {"source": "validation.npz", "kind": "image", "count": 100}
     for row in report["rows"]:
         assert row["fidelity"]["served"]["samples"] == 100, row["mode"]
-        assert row["fidelity"]["served"]["passed"] == (row["fidelity"]["served"]["top1_agreement"] >= 0.95)
+        served = row["fidelity"]["served"]
+        assert served["score_bound"] == SCORE_BOUNDS[row["mode"]]
+        assert served["passed"] == (served["top1_agreement"] >= 0.95 and served["max_score_diff"] <= SCORE_BOUNDS[
+            row["mode"]])
+        worst = served["worst"]  # disagreeing samples first, then the largest score differences
+        assert len(worst) == 5 and worst == sorted(worst, key=lambda sample: (sample["agrees"], -sample["max_score_diff"]))
+        assert set(worst[0]) == {"index", "agrees", "max_score_diff", "served", "expected"}
     assert "| served on raw samples |" in out
 
 
@@ -75,7 +82,7 @@ def test_image_files_listed_in_the_sidecar_are_raw_samples(image_saved_model, tr
     (saved_model / "sidecar.json").write_text(json.dumps(sidecar))
     code, out, err = run_convert(saved_model, tmp_path / "out", "--quantization", "float32")
     assert code == 0, err
-    assert "served on 20 raw samples: 100.00%" in last_line(out)
+    assert "served on 20 raw samples: 100.00%, scores within 0.0" in last_line(out)
 
 
 def test_without_raw_samples_the_report_and_the_last_line_say_the_served_path_was_not_checked(image_saved_model,
@@ -96,9 +103,34 @@ def test_expected_answers_from_another_pipeline_are_refused(image_saved_model, t
     saved_model = copied(image_saved_model, tmp_path, **flat(digit_photos()), expected=expected)
     code, _, err = run_convert(saved_model, tmp_path / "out", "--quantization", "dynamic")
     assert code == 2 and err.strip().endswith("[served_disagrees]"), err
-    assert "sidecar.json: \"preprocessing\" (L, / 1, mean [0.0], std [16.0]) is not how expected was made" in err
+    assert ("sidecar.json: \"preprocessing\" (L, / 1, mean [0.0], std [16.0], resize bilinear) is not how expected "
+            "was made") in err
     assert "make the sidecar's preprocessing what your pipeline does" in err
+    assert "worst raw samples: " in err and "expected {" in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("mode", ["int8", "compare"])
+def test_readmes_raw_samples_alone_calibrate_int8_and_compare_every_mode(image_saved_model, trained_digits_model,
+                                                                         tmp_path, run_convert, mode):
+    """README's validation.npz (raw images, no inputs_image, no representative file): flattened with
+    raw_image_shapes as README writes it (int8), or a 4-D stack as np.stack gives it (compare); int8 calibrates on
+    what the function's own preprocessing makes of the raw samples."""
+    _, _, x_test, _ = digits_split()
+    images = flat(digit_photos()) if mode == "int8" else {"raw_images": digit_photos()}
+    saved_model = copied(image_saved_model, tmp_path, **images,
+                         expected=trained_digits_model.predict(x_test[:100], verbose=0))
+    (saved_model / "representative.npz").unlink()
+    sidecar = json.loads((saved_model / "sidecar.json").read_text())
+    del sidecar["validation"]["representative"]
+    (saved_model / "sidecar.json").write_text(json.dumps(sidecar))
+    flags = ["--quantization", "int8"] if mode == "int8" else ["--compare"]
+    code, out, err = run_convert(saved_model, tmp_path / "out", *flags)
+    assert code == 0, err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    int8 = next(row for row in report["rows"] if row["mode"] == "int8")
+    assert int8["size_bytes"] and int8["fidelity"]["served"]["samples"] == 100
+    assert "no 'inputs_image' array" not in err
 
 
 def sentences(ids: np.ndarray, mask: np.ndarray) -> list[str]:
@@ -173,3 +205,18 @@ def test_a_preset_whose_numbers_are_not_kerass_is_refused(tmp_path):
         check_preset(gate, wrong)
     assert raised.value.code == "preset_mismatch"
     assert "\"preprocessing.keras_applications\" is \"vgg16\", but on raw sample 0" in raised.value.message
+
+
+def test_a_softmax_model_declared_as_logits_is_refused_naming_the_output(image_saved_model, trained_digits_model,
+                                                                        tmp_path, run_convert):
+    """A SavedModel (no layers to read): expected, the model's own outputs, are rows of probabilities, which the
+    function would put through a second softmax; the refusal says which word to write."""
+    _, _, x_test, _ = digits_split()
+    saved_model = copied(image_saved_model, tmp_path, **flat(digit_photos()),
+                         expected=trained_digits_model.predict(x_test[:100], verbose=0))
+    sidecar = json.loads((saved_model / "sidecar.json").read_text())
+    (saved_model / "sidecar.json").write_text(json.dumps({**sidecar, "output": "logits"}))
+    code, _, err = run_convert(saved_model, tmp_path / "out", "--quantization", "float32")
+    assert code == 2 and err.strip().endswith("[output_mismatch]"), err
+    assert ('sidecar.json: "output" is "logits" but expected\'s 100 rows are probabilities (each value in [0, 1], '
+            'every row summing to 1): the model ends in softmax: write "output": "probabilities"') in err
