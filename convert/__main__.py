@@ -27,6 +27,7 @@ from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
 from convert.transformer.directory import is_encoder_directory  # noqa: E402
 
 EXIT_USER_ERROR = 2
+SIDECAR_BESIDE = "sidecar.json"  # a .keras file's sidecar when --sidecar names none (what `init` writes)
 # A BERT-style encoder's dynamic-range (int8 weight) conversion misses the cosine gate (docs/conversion.md, minilm);
 # float16 weights pass it in every model tried, at half the size.
 ENCODER_DEFAULT_MODE = "float16"
@@ -86,7 +87,8 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
     parser.add_argument("--sidecar", metavar="SIDECAR.json", type=Path,
                         help="for a .keras file: its sidecar, whose fields override the ones convert infers from the "
                              "model and the labels.txt and validation.npz beside it (docs/model-format.md); the "
-                             "validation files it names are read from beside it")
+                             "validation files it names are read from beside it (default: the sidecar.json beside "
+                             "the .keras file when there is one, as `init` writes it)")
     parser.add_argument("--name", metavar="NAME",
                         help="the name the model is served under (default: the sidecar's \"name\", else the "
                              "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
@@ -121,15 +123,20 @@ def convert(args: argparse.Namespace) -> None:
         run(source, args.out_dir, **options)
         return
     check_replaceable(args.out_dir)  # before the minutes a load and export can take
-    if args.sidecar is not None and not args.sidecar.is_file():
-        raise ConversionError("bad_sidecar", f"--sidecar {args.sidecar} does not exist: pass the sidecar.json of the "
+    sidecar = args.sidecar
+    if sidecar is not None and not sidecar.is_file():
+        raise ConversionError("bad_sidecar", f"--sidecar {sidecar} does not exist: pass the sidecar.json of the "
                               "model (docs/model-format.md)")
+    if sidecar is None and (source.parent / SIDECAR_BESIDE).is_file():
+        sidecar = source.parent / SIDECAR_BESIDE  # what `lambda-tflite init` wrote there, perhaps edited since
+        print(f"  reading {sidecar} (beside the model: its fields override what convert infers; --sidecar names "
+              "another)")
     from convert.progress import progress  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
         print(f"  loading {source} with Keras and exporting it with model.export()")
         with progress().step(f"loading and exporting {source.name}"):
-            saved_model, inference = prepare_keras_file(source, args.sidecar, Path(work))
+            saved_model, inference = prepare_keras_file(source, sidecar, Path(work))
         run(saved_model, args.out_dir, source=source, settle_preprocessing=inference.settle_preprocessing, **options)
 
 

@@ -29,7 +29,8 @@ TOPIC_WORDS = [["goal", "match", "team", "coach", "league", "player", "stadium",
                ["bread", "soup", "cheese", "recipe", "oven", "sauce", "salad", "kitchen"],
                ["train", "flight", "hotel", "beach", "ticket", "passport", "luggage", "airport"]]
 FILLER = ["the", "a", "today", "really", "very", "and", "with", "our", "this", "was", "so", "we"]
-# The default mode (dynamic) against Keras: the served scores' largest difference this test accepts.
+# The default mode (dynamic) against Keras: the served scores' largest difference this test accepts (the gate's own
+# bound for dynamic is 0.1, docs/conversion.md: these small models do better).
 SCORE_BOUND = 0.05
 
 
@@ -150,23 +151,6 @@ def keras_answers(model, texts: np.ndarray) -> np.ndarray:
     return model.predict(tf.constant(texts[:, None]), verbose=0)
 
 
-# The sidecars the docs ask for today. Once convert infers them from the model (the validation.npz and labels.txt
-# beside the .keras file then enough), drop SIDECARS and make sidecar_arguments return [].
-SIDECARS = {
-    "digits16": {"schema": 1, "name": "digits16", "task": "image_classification", "labels": LABELS,
-                 "output": "probabilities", "preprocessing": {"type": "image", "color_mode": "L", "size": [SIDE, SIDE]},
-                 "inputs": {"image": "pixels"}, "validation": {"samples": "validation.npz"}},
-    "topics": {"schema": 1, "name": "topics", "task": "text_classification", "labels": TOPICS,
-               "output": "probabilities", "validation": {"samples": "validation.npz"}},
-}
-
-
-def sidecar_arguments(folder: Path, name: str) -> list[str]:
-    """convert's option for the model's sidecar, written beside the .keras file."""
-    (folder / "sidecar.json").write_text(json.dumps(SIDECARS[name], indent=2))
-    return ["--sidecar", str(folder / "sidecar.json")]
-
-
 def png(image: np.ndarray) -> bytes:
     from PIL import Image
 
@@ -187,8 +171,8 @@ def classify(url: str, image: np.ndarray) -> dict:
 
 
 def convert_keras_file(folder: Path, env: dict, keras_file: Path, name: str) -> None:
-    done = run_command(["convert", str(keras_file.relative_to(folder)), f"models/{name}",
-                        *sidecar_arguments(keras_file.parent, name)], folder, env)
+    """No sidecar: convert infers it from the model and the validation.npz and labels.txt beside it."""
+    done = run_command(["convert", str(keras_file.relative_to(folder)), f"models/{name}"], folder, env)
     assert done.returncode == 0, done.stdout + done.stderr
     manifest = json.loads((folder / "models" / name / "manifest.json").read_text())
     assert manifest["fidelity"]["served"]["passed"] is True, manifest["fidelity"]
@@ -201,10 +185,10 @@ def test_a_keras_image_and_a_text_classifier_convert_and_serve_as_keras_answers(
     held_out = slice(1700, 1730)
     image_dir = folder / "my_model"
     image_dir.mkdir()
-    image_model = trained_keras_file(image_dir / "my_model.keras", images[:1400], digits[:1400])
+    image_model = trained_keras_file(image_dir / "digits16.keras", images[:1400], digits[:1400])
     write_validation(image_dir / "validation.npz", image_model, images[1400:1500])
     (image_dir / "labels.txt").write_text("\n".join(LABELS) + "\n")
-    convert_keras_file(folder, env, image_dir / "my_model.keras", "digits16")
+    convert_keras_file(folder, env, image_dir / "digits16.keras", "digits16")
     # A topic classifier on strings (raw texts + expected).
     texts, topics = topic_texts(700, seed=1)
     text_dir = folder / "topic_model"
@@ -222,8 +206,8 @@ def test_a_keras_image_and_a_text_classifier_convert_and_serve_as_keras_answers(
         # Outside a checkout the results are cached in the user's cache folder, not beside the installed code.
         assert str(Path(env["XDG_CACHE_HOME"]) / "lambda-tflite-serving") in first_line, first_line
         image_answers = [classify(url, image) for image in images[held_out]]
-        text_answers = post(f"{url}/sentiment", json.dumps({"model": "topics", "texts": new_texts.tolist()}).encode(),
-                            "application/json")
+        text_answers = post(f"{url}/classify-text", json.dumps({"model": "topics", "texts": new_texts.tolist(),
+                                                                 "top_k": "all"}).encode(), "application/json")
         with urllib.request.urlopen(f"{url}/", timeout=60) as page:  # the page, package data of the wheel
             assert page.headers["Content-Type"].startswith("text/html") and b"<title>Try the models" in page.read()
 
@@ -234,5 +218,7 @@ def test_a_keras_image_and_a_text_classifier_convert_and_serve_as_keras_answers(
         assert max(differences) <= SCORE_BOUND, (served, keras_scores)
     for answer, keras_scores in zip(text_answers, expected_texts, strict=True):
         assert answer["label"] == TOPICS[int(np.argmax(keras_scores))], (answer, keras_scores)
-        assert abs(answer["score"] - float(keras_scores.max())) <= SCORE_BOUND, (answer, keras_scores)
+        served = {entry["label"]: entry["score"] for entry in answer["top_k"]}
+        differences = [abs(served[label] - float(score)) for label, score in zip(TOPICS, keras_scores, strict=True)]
+        assert max(differences) <= SCORE_BOUND, (served, keras_scores)
     assert len({answer["label"] for answer in text_answers}) == len(TOPICS)  # a model that learnt its topics
