@@ -142,15 +142,20 @@ def text_item(run: Run, text_value: object, item_id: object = None, row: str = "
         return malformed_item(name, "has an id that cannot name a result key: up to 512 "
                               "letters, digits or !_.*'()- characters, in '/'-separated parts that are not '.' "
                               "or '..'")
-    if not isinstance(text_value, str):
-        return malformed_item(item_id or row, f"has a text that is {quoted(text_value)}, not a string")
+    if not isinstance(text_value, str):  # refused, and its refusal written when it has an id to name it by
+        problem = refuse("invalid_item", f"The item {item_id or row} has a text that is {quoted(text_value)}, "
+                         "not a string.")
+        return Item(item_id or row, problem=problem, result_key=f"{run.results_prefix}{item_id}.json" if item_id
+                    else "")
     if item_id is None or item_id == "":
         name = f"texts/{digest_text(text_value)}" if text.is_unicode(text_value) else "texts/invalid"
         item = Item(name, text=text_value, result_key=f"{run.results_prefix}{name}.json")
     else:
         item = Item(item_id, text=text_value, result_key=f"{run.results_prefix}{item_id}.json")
-    if run.route.takes == "image":
-        return _malformed(item, f"carries a text, but {run.route.name} takes images: name an object with s3Key")
+    if run.route.takes == "image":  # its refusal is written where its answer would have been
+        return Item(item.name, result_key=item.result_key, problem=refuse(
+            "invalid_item", f"The item {item.name} carries a text, but {run.route.name} takes images: name an "
+            "object with s3Key."))
     return item
 
 
