@@ -31,7 +31,7 @@ from function.aws.s3 import ObjectTooLarge, S3Error
 from function.cache.keys import digest_text
 from function.errors import ServingError, body_too_large, quoted, refuse
 from function.log import Timings
-from function.metrics import metric_fields
+from function import recorder
 from function.responses import json_response
 from function.routes import text
 from function.service import Service
@@ -195,11 +195,9 @@ def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str,
     # As an HTTP request's line: a route, the status a client would have seen for the batch (500 while some item is
     # not finished), the container's cold start when this is its first event, and the EMF block that makes the line
     # the batch's metrics (stage times and the token count included).
-    fields.update(lambda_request_id=lambda_request_id, route=f"bulk:{engine}", engine=engine, items=len(items),
-                  **counts, status=500 if counts[NOT_FINISHED] else 200, cold_start=service.first_call(),
-                  timings_ms={**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)})
-    fields.update(metric_fields(fields, service.settings.metrics))
-    log.info("bulk batch", extra={"fields": fields})
+    fields.update(route=f"bulk:{engine}", engine=engine, items=len(items), **counts,
+                  status=500 if counts[NOT_FINISHED] else 200)
+    recorder.record(service, "bulk batch", fields, started, timings, lambda_request_id)
     return outcomes
 
 

@@ -37,7 +37,7 @@ from function.async_routes import ANSWERED, NOT_FINISHED
 from function.aws.s3 import ObjectTooLarge, S3Error
 from function.errors import ServingError, body_too_large, quoted
 from function.log import Timings
-from function.metrics import metric_fields
+from function import recorder
 from function.responses import json_response
 from function.service import Service
 from function.tasks.image_classification import ImageInput
@@ -108,12 +108,10 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
                 fields["problem"] = f"{type(exc).__name__}: {exc}"
                 failed.append(upload.key)
             fields.update(bucket=upload.bucket, key=upload.key)
-        fields["timings_ms"] = {**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)}
         # As metrics: one route for every upload, and the status an HTTP client would have seen.
-        fields.update(route=UPLOAD_ROUTE, cold_start=service.first_call(),
-                      status=500 if outcome == "failed" else 400 if "error_code" in fields else 200)
-        fields.update(metric_fields(fields, service.settings.metrics))
-        log.info("s3 upload", extra={"fields": {"outcome": outcome, **fields}})
+        status = 500 if outcome == "failed" else 400 if "error_code" in fields else 200
+        recorder.record(service, "s3 upload", {"outcome": outcome, **fields, "route": UPLOAD_ROUTE, "status": status},
+                        started, timings, lambda_request_id)
         outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
                          **{k: fields[k] for k in ("error_code", "label", "labels") if k in fields}})
     if failed:
