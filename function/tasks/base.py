@@ -40,6 +40,9 @@ log = logging.getLogger("function")
 
 class Task(ABC):
     name: ClassVar[str]
+    # The default model a route of this kind uses when a request names none: "image", "text" or "embedding" for
+    # ServiceSettings.default_<it>_model (set by DEFAULT_<IT>_MODEL), "" for none.
+    default_model: ClassVar[str] = ""
 
     def __init__(self, manifest: Manifest, limits: TaskLimits, files: ModelFiles = PRESENT):
         self.manifest = manifest

@@ -25,6 +25,7 @@ GROUP_ROWS = 8
 
 class TextEmbedding(TextTask):
     name = "text_embedding"
+    default_model = "embedding"
 
     def check_manifest(self) -> None:
         super().check_manifest()
