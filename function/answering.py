@@ -45,6 +45,7 @@ class Answer:
     body: dict | None = None  # the route's answer for the input, or its error body
     http_status: int = 200  # the status an HTTP client would have had
     error: BaseException | None = None  # what stopped a refused or unfinished input
+    line: str = ""  # the answer's summary as a short line (Task.summary_line), or the refusal's code and sentence
 
 
 def ask(service: "Service", route: str, model: object, options: dict) -> Question:
@@ -79,9 +80,14 @@ def answer(service: "Service", question: Question, inputs: Sequence[object], tim
     answers: list[Answer | None] = [refusal(item) if isinstance(item, Exception) else None for item in inputs]
     indexes = [index for index, found in enumerate(answers) if found is None]
     for index, found in _predictions(service, question, [inputs[i] for i in indexes], timings, fields).items():
-        answers[indexes[index]] = refusal(found) if isinstance(found, ServingError) else Answer(
-            ANSWERED, summary=summary_of(found), body=question.route.answer(found, question.options))
+        answers[indexes[index]] = refusal(found) if isinstance(found, ServingError) else _answered(question, found)
     return answers
+
+
+def _answered(question: Question, prediction: Prediction) -> Answer:
+    summary = summary_of(prediction)
+    return Answer(ANSWERED, summary=summary, body=question.route.answer(prediction, question.options),
+                  line=prediction.task.summary_line(summary))
 
 
 def answers_to(service: "Service", route: str, model: object, options: dict, inputs: Sequence[object],

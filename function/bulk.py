@@ -89,10 +89,12 @@ class Outcome:
     summary: dict = field(default_factory=dict)  # an answer's label and score, or an embedding's size
     body: dict | None = None  # what its result key gets: the route's answer or error body
     http_status: int = 200  # the status an HTTP client would have had
+    line: str = ""  # an answer's summary as its task says it in a line
 
     @classmethod
     def of(cls, item: Item, answer: Answer) -> "Outcome":
-        return cls(item, answer.status, answer.code, answer.message, answer.summary, answer.body, answer.http_status)
+        return cls(item, answer.status, answer.code, answer.message, answer.summary, answer.body, answer.http_status,
+                   answer.line)
 
 
 def run_of(service: Service, route: object, model: object, options: object, results: tuple[str, str]) -> Run:

@@ -81,11 +81,4 @@ def _result(task: object, code: str, result_string: str) -> dict:
 
 
 def _result_string(outcome: Outcome) -> str:
-    if outcome.status != ANSWERED:
-        return f"{outcome.code}: {outcome.message}"
-    summary = outcome.summary
-    if "dimensions" in summary:
-        return f"{summary['dimensions']} dimensions"
-    if "labels" in summary:  # a multi-label answer: every label at or above the threshold
-        return "labels: " + (" ".join(summary["labels"]) or "none")
-    return f"{summary['label']} {summary['score']:.3f}"
+    return outcome.line if outcome.status == ANSWERED else f"{outcome.code}: {outcome.message}"

@@ -162,3 +162,16 @@ class Task(ABC):
     def is_valid_result(self, result: object, options: dict) -> bool:
         """Whether a stored result is one this task could have produced for these options: a cache entry that
         is not (forged, from an older code, damaged in a way its checksum missed) is a miss, never an answer."""
+
+    def summary(self, result: Result) -> dict:
+        """What a bulk run's report says of one result (the full answer is its result file): a classifier's label
+        and score, or its labels (multi-label: every label at or above the threshold, best first)."""
+        if "labels" in result:
+            return {"labels": [entry["label"] for entry in result["labels"]]}
+        return {"label": result["label"], "score": result["score"]}
+
+    def summary_line(self, summary: dict) -> str:
+        """`summary` as a short line (an S3 Batch Operations completion report's resultString)."""
+        if "labels" in summary:
+            return "labels: " + (" ".join(summary["labels"]) or "none")
+        return f"{summary['label']} {summary['score']:.3f}"

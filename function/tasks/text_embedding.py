@@ -73,6 +73,12 @@ class TextEmbedding(TextTask):
                                   vector)
                 for vector, note in zip(vectors, batch.notes)]
 
+    def summary(self, result: Result) -> dict:
+        return {"dimensions": self.dimensions}
+
+    def summary_line(self, summary: dict) -> str:
+        return f"{summary['dimensions']} dimensions"
+
     def is_valid_result(self, result: object, options: dict) -> bool:
         if not isinstance(result, dict) or set(result) != {"embedding", "tokens", "truncated"}:
             return False
