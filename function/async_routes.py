@@ -114,11 +114,7 @@ def task_options(options: dict) -> dict:
 
 
 def summary_of(prediction) -> dict:
-    """What a report line says of a one-input Prediction: its label and score, its labels (multi-label: every label
-    at or above the threshold, best first), or its embedding's size."""
+    """What a report line says of a one-input Prediction, as the task class that answered it says it (Task.summary:
+    a label and score, labels, an embedding's size)."""
     (result,) = prediction.results
-    if "labels" in result:
-        return {"labels": [entry["label"] for entry in result["labels"]]}
-    if "label" in result:
-        return {"label": result["label"], "score": result["score"]}
-    return {"dimensions": prediction.task.dimensions}
+    return prediction.task.summary(result)

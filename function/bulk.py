@@ -4,9 +4,10 @@ Distributed Map worker (entry/distributed_map.py) and the S3 Batch Operations wo
 A `Run` says what to do with every item: the route (one of function/async_routes.py's, which the router's table
 gives), its model and its options, checked once per batch as an HTTP request's would be. An `Item` names an S3
 object (its bytes are the image, or the text in UTF-8) or carries a text.
-Per batch: every object is read (within MAX_BODY_BYTES), what was read is answered through the result cache as one
-batch (inference.cached_results: duplicates, reruns and retried batches are computed once), and each item's
-answer, the route's own JSON for that one input, is written to its result key (`object_item`). Each item ends as one
+Per batch: every object is read (within MAX_BODY_BYTES), what was read is answered by the doors' one answering core
+(function/answering.py: the result cache, so duplicates, reruns and retried batches are computed once, and the
+canary), and each item's answer, the route's own JSON for that one input, is written to its result key
+(`object_item`). This module only reads items and writes answers. Each item ends as one
 `Outcome`, in the doors' one vocabulary (function/async_routes.py):
 
 - answered: its answer written;
@@ -23,18 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from function.async_routes import (ANSWERED, NOT_FINISHED, OUTCOMES, REFUSED, ROUTE_NAMES, TRANSIENT, AsyncRoute,
-                                   async_route, outcome_of, summary_of, task_options)
+from function import answering
+from function.answering import Answer, Question
+from function.async_routes import NOT_FINISHED, OUTCOMES, ROUTE_NAMES, TRANSIENT, AsyncRoute, outcome_of
 from function.aws.s3 import ObjectTooLarge, S3Error
 from function.cache.keys import digest_text
 from function.errors import ServingError, body_too_large, quoted, refuse
-from function.http_errors import api_error_body, status_of
-from function.inference import Prediction, routed_results
 from function.log import Timings
-from function.metrics import metric_fields
+from function import recorder
 from function.responses import json_response
 from function.routes import text
-from function.routes.context import RouteContext
 from function.service import Service
 from function.tasks.base import Task
 from function.tasks.image_classification import ImageInput
@@ -64,6 +63,10 @@ class Run:
     results_bucket: str
     results_prefix: str
 
+    @property
+    def question(self) -> Question:
+        return Question(self.route, self.task, self.options)
+
 
 @dataclass(frozen=True)
 class Item:
@@ -86,6 +89,12 @@ class Outcome:
     summary: dict = field(default_factory=dict)  # an answer's label and score, or an embedding's size
     body: dict | None = None  # what its result key gets: the route's answer or error body
     http_status: int = 200  # the status an HTTP client would have had
+    line: str = ""  # an answer's summary as its task says it in a line
+
+    @classmethod
+    def of(cls, item: Item, answer: Answer) -> "Outcome":
+        return cls(item, answer.status, answer.code, answer.message, answer.summary, answer.body, answer.http_status,
+                   answer.line)
 
 
 def run_of(service: Service, route: object, model: object, options: object, results: tuple[str, str]) -> Run:
@@ -102,17 +111,13 @@ def run_of(service: Service, route: object, model: object, options: object, resu
     if results != (settings.results_bucket, settings.results_prefix):
         raise InvalidBatchInput(f"results go to s3://{settings.results_bucket}/{settings.results_prefix}, not "
                                 f"s3://{quoted(results[0])}/{quoted(results[1])}")
-    chosen = async_route(route)
     try:
-        checked = chosen.options(options)
-        task = RouteContext(None, settings, service.registry, service.store).task(
-            {} if model in (None, "") else {"model": model}, chosen.kind)
-        task.cache_options(task_options(checked))  # refuses what the model does not take (a threshold...)
+        question = answering.ask(service, route, model, options)
     except ServingError as exc:
         if outcome_of(exc) == NOT_FINISHED:
             raise BatchNotFinished(f"{exc.code}: {exc.message}") from exc
         raise InvalidBatchInput(f"{exc.code}: {exc.message}") from exc
-    return Run(chosen, task, checked, settings.results_bucket, settings.results_prefix)
+    return Run(question.route, question.task, question.options, settings.results_bucket, settings.results_prefix)
 
 
 def object_item(run: Run, bucket: str, key: str, version_id: str | None = None, size: int | None = None,
@@ -142,15 +147,20 @@ def text_item(run: Run, text_value: object, item_id: object = None, row: str = "
         return malformed_item(name, "has an id that cannot name a result key: up to 512 "
                               "letters, digits or !_.*'()- characters, in '/'-separated parts that are not '.' "
                               "or '..'")
-    if not isinstance(text_value, str):
-        return malformed_item(item_id or row, f"has a text that is {quoted(text_value)}, not a string")
+    if not isinstance(text_value, str):  # refused, and its refusal written when it has an id to name it by
+        problem = refuse("invalid_item", f"The item {item_id or row} has a text that is {quoted(text_value)}, "
+                         "not a string.")
+        return Item(item_id or row, problem=problem, result_key=f"{run.results_prefix}{item_id}.json" if item_id
+                    else "")
     if item_id is None or item_id == "":
         name = f"texts/{digest_text(text_value)}" if text.is_unicode(text_value) else "texts/invalid"
         item = Item(name, text=text_value, result_key=f"{run.results_prefix}{name}.json")
     else:
         item = Item(item_id, text=text_value, result_key=f"{run.results_prefix}{item_id}.json")
-    if run.route.takes == "image":
-        return _malformed(item, f"carries a text, but {run.route.name} takes images: name an object with s3Key")
+    if run.route.takes == "image":  # its refusal is written where its answer would have been
+        return Item(item.name, result_key=item.result_key, problem=refuse(
+            "invalid_item", f"The item {item.name} carries a text, but {run.route.name} takes images: name an "
+            "object with s3Key."))
     return item
 
 
@@ -166,22 +176,19 @@ def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str,
                  lambda_request_id: str = "") -> list[Outcome]:
     """One Outcome per item, in order; every answer and refusal is written before this returns."""
     started, timings, fields = time.perf_counter(), Timings(), {}
-    outcomes: list[Outcome | None] = [None] * len(items)
-    inputs: dict[int, object] = {}
+    inputs: list[object] = []  # per item, what the task takes, or the error that refused or stopped its reading
     with timings.stage("read"):
-        for index, item in enumerate(items):
+        for item in items:
             try:
-                inputs[index] = _read_input(service, run, item)
+                inputs.append(_read_input(service, run, item))
             except ServingError as exc:
-                outcomes[index] = _refused(item, exc)
+                inputs.append(exc)
             except S3Error as exc:
-                outcomes[index] = _s3_failure(item, exc)
+                inputs.append(_s3_failure(item, exc))
             except TRANSIENT as exc:
-                outcomes[index] = Outcome(item, NOT_FINISHED, type(exc).__name__, str(exc))
-    for index, answer in _answers(service, run, inputs, timings, fields).items():
-        outcomes[index] = (_refused(items[index], answer) if isinstance(answer, ServingError)
-                           else Outcome(items[index], ANSWERED, summary=summary_of(answer),
-                                        body=run.route.answer(answer, run.options)))
+                inputs.append(exc)
+    answers = answering.answer(service, run.question, inputs, timings, fields)
+    outcomes = [Outcome.of(item, found) for item, found in zip(items, answers)]
     with timings.stage("write"):
         for outcome in outcomes:
             if outcome.status != NOT_FINISHED and outcome.item.result_key:
@@ -190,11 +197,9 @@ def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str,
     # As an HTTP request's line: a route, the status a client would have seen for the batch (500 while some item is
     # not finished), the container's cold start when this is its first event, and the EMF block that makes the line
     # the batch's metrics (stage times and the token count included).
-    fields.update(lambda_request_id=lambda_request_id, route=f"bulk:{engine}", engine=engine, items=len(items),
-                  **counts, status=500 if counts[NOT_FINISHED] else 200, cold_start=service.first_call(),
-                  timings_ms={**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)})
-    fields.update(metric_fields(fields, service.settings.metrics))
-    log.info("bulk batch", extra={"fields": fields})
+    fields.update(route=f"bulk:{engine}", engine=engine, items=len(items), **counts,
+                  status=500 if counts[NOT_FINISHED] else 200)
+    recorder.record(service, "bulk batch", fields, started, timings, lambda_request_id)
     return outcomes
 
 
@@ -228,48 +233,15 @@ def _read_input(service: Service, run: Run, item: Item) -> object:
     return item_text
 
 
-def _answers(service: Service, run: Run, inputs: dict[int, object], timings: Timings,
-             fields: dict) -> dict[int, Prediction | ServingError]:
-    """Index -> the item's Prediction (a batch of one), or the error that refused it. The inputs go to the task as
-    one batch; when that batch is refused, each input goes alone, so that the refusal (a corrupt image among good
-    ones) lands on the item it belongs to."""
-    if not inputs:
-        return {}
-    indexes = list(inputs)
-    try:
-        prediction = routed_results(service.registry, run.task, service.store, [inputs[i] for i in indexes],
-                                    task_options(run.options), timings, fields)
-        return {index: Prediction([result], [cached], prediction.task_of(position))
-                for position, (index, result, cached) in enumerate(zip(indexes, prediction.results, prediction.cached))}
-    except ServingError as exc:
-        if outcome_of(exc) == NOT_FINISHED or len(indexes) == 1:
-            return dict.fromkeys(indexes, exc)
-    answers: dict[int, Prediction | ServingError] = {}
-    for index in indexes:
-        try:
-            answers[index] = routed_results(service.registry, run.task, service.store, [inputs[index]],
-                                            task_options(run.options),
-                                            timings, {})
-        except ServingError as exc:
-            answers[index] = exc
-    return answers
-
-
-def _refused(item: Item, exc: ServingError) -> Outcome:
-    if outcome_of(exc) == NOT_FINISHED:  # the model unavailable: another try may find it loaded
-        return Outcome(item, NOT_FINISHED, exc.code, exc.message)
-    status = status_of(exc)
-    return Outcome(item, REFUSED, exc.code, exc.message, body=api_error_body(exc, status), http_status=status)
-
-
-def _s3_failure(item: Item, exc: S3Error) -> Outcome:
+def _s3_failure(item: Item, exc: S3Error) -> ServingError | S3Error:
+    """The refusal of an object S3 will not give, or `exc` itself when that may pass."""
     if exc.code in MISSING_OBJECT_CODES:
         what = f"version {item.version_id} of " if item.version_id else ""
-        return _refused(item, refuse("object_not_found", f"There is no {what}s3://{item.bucket}/{item.key}."))
+        return refuse("object_not_found", f"There is no {what}s3://{item.bucket}/{item.key}.")
     if outcome_of(exc) == NOT_FINISHED:
-        return Outcome(item, NOT_FINISHED, exc.code, str(exc))
-    return _refused(item, refuse("object_unreadable", f"S3 refused to read s3://{item.bucket}/{item.key}: "
-                                 f"{exc.code} (HTTP {exc.status})."))
+        return exc
+    return refuse("object_unreadable", f"S3 refused to read s3://{item.bucket}/{item.key}: "
+                  f"{exc.code} (HTTP {exc.status}).")
 
 
 def _write(service: Service, run: Run, outcome: Outcome) -> None:

@@ -252,13 +252,10 @@ class ServiceSettings:
     def task_limits(self) -> TaskLimits:
         return TaskLimits(self.max_image_pixels, self.max_batch_tokens)
 
-    def default_model(self, task: str) -> tuple[str, str]:
-        """(the model a route of `task` uses when the request names none, the variable that sets it)."""
-        if task == "image_classification":
-            return self.default_image_model, Env.DEFAULT_IMAGE_MODEL
-        if task == "text_embedding":
-            return self.default_embedding_model, Env.DEFAULT_EMBEDDING_MODEL
-        return self.default_text_model, Env.DEFAULT_TEXT_MODEL
+    def default_model(self, kind: str) -> tuple[str, str]:
+        """(the model a route uses when the request names none, the variable that sets it), for the `kind` of
+        default its task class names (function.tasks.default_kind: "image", "text" or "embedding")."""
+        return getattr(self, f"default_{kind}_model"), getattr(Env, f"DEFAULT_{kind.upper()}_MODEL")
 
     @classmethod
     def from_env(cls, environ: dict | None = None, **overrides) -> "ServiceSettings":

@@ -191,10 +191,12 @@ def configure(level: str) -> logging.Logger:
 
 
 class Timings:
-    """Milliseconds spent per named stage of one request (decode, preprocess, invoke, postprocess, cache...)."""
+    """Milliseconds spent per named stage of one request (decode, preprocess, invoke, postprocess, cache...), and
+    the tokens its text inputs were tokenized into (the `tokens` metric of a task whose results do not say)."""
 
     def __init__(self) -> None:
         self.stages: dict[str, float] = {}
+        self.tokens = 0
 
     def stage(self, name: str) -> "_Stage":
         """`with timings.stage("decode"):` adds the block's time to that stage, also when it raises."""

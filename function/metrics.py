@@ -55,8 +55,9 @@ def _directives(namespace: str, stages: tuple[str, ...], counted: tuple[str, ...
         _directive(namespace, [["route", "status_class"]], ["requests", "total_ms"], present),
         _directive(namespace, [[]], list(SERVICE_METRICS), present),
     ]
-    if error:
-        directives.append(_directive(namespace, [["route", "error_code"]], ["requests"], present))
+    if error:  # an error line's stage times too: how far a refused request got, and what it cost
+        directives.append(_directive(namespace, [["route", "error_code"]],
+                                     ["requests", *(f"{stage}_ms" for stage in stages)], present))
     if model:
         per_version = ["requests", "server_errors", "over_latency_target",
                        *(f"{stage}_ms" for stage in stages), *COUNTED_FIELDS]

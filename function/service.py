@@ -16,11 +16,11 @@ from function.config import ServiceSettings
 from function.errors import ServingError
 from function.events import Request
 from function.http_errors import error_response, internal_error_response
-from function.log import Timings, log_fields
+from function.log import Timings
 from function.catalog.registry import ModelRegistry
 from function.catalog.configured_source import open_model_source
-from function.metrics import metric_fields
 from function.responses import Response
+from function.recorder import record
 from function.router import match
 from function.routes.context import RouteContext
 
@@ -33,6 +33,7 @@ class Service:
         self.store = store
         self.registry = registry or ModelRegistry(open_model_source(settings), settings.task_limits())
         self._cold = True
+        self.lines_recorded = 0  # function/recorder.py: an event that wrote none gets one if it escapes
         self._s3 = None
         if settings.preload_models:
             self.registry.preload()
@@ -71,21 +72,16 @@ class Service:
         """Load every interpreter, infer nothing, so that the next real request in this container pays neither
         model loading nor first-call costs; the models served."""
         start = time.perf_counter()
-        cold = self.first_call()
         self.registry.preload()
         models = sorted(self.registry.tasks)
-        fields = {"lambda_request_id": lambda_request_id, "cold_start": cold, "models": models,
-                  "route": "warmup", "status": 200,
-                  "timings_ms": {"total": round((time.perf_counter() - start) * 1000.0, 3)}}
-        fields.update(metric_fields(fields, self.settings.metrics))
-        log.info("warmup", extra={"fields": fields})
+        record(self, "warmup", {"models": models, "route": "warmup", "status": 200}, start,
+               lambda_request_id=lambda_request_id)
         return models
 
     def handle(self, request: Request, lambda_request_id: str = "") -> Response:
         start = time.perf_counter()
         found = match(request.path)
         ctx = RouteContext(request, self.settings, self.registry, self.store, Timings(), path_params=found.params)
-        cold = self.first_call()
         error_code, failure = None, None
         try:
             response = found.route(request.method)(ctx)
@@ -98,18 +94,15 @@ class Service:
         fields = {
             "request_id": request.request_id,
             "lambda_request_id": lambda_request_id,  # matches the runtime's START/END/REPORT lines
-            "cold_start": cold,
             "route": found.template or "unknown",  # never echo arbitrary client paths into logs
             "method": request.method,
             "event_format": request.event_format,
             "status": response.status,
             "body_bytes": len(request.body),
             **ctx.log_fields,
-            "timings_ms": {**ctx.timings.as_dict(), "total": round((time.perf_counter() - start) * 1000.0, 3)},
         }
         if error_code:
             fields["error_code"] = error_code
-        fields.update(metric_fields(fields, self.settings.metrics))  # the same line is the request's metrics
-        # One line per request, always: a bug's traceback goes into that line, not a second one.
-        log_fields(log, logging.ERROR if failure else logging.INFO, "request", fields, failure)
+        # One line per request, always, which is also its metrics: a bug's traceback goes into it, not a second one.
+        record(self, "request", fields, start, ctx.timings, failure=failure)
         return response

@@ -8,9 +8,11 @@ bulk runs' batches from Step Functions Distributed Map and S3 Batch Operations.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from function.entry import api_gateway, warmup
+from function.recorder import record_escape
 from function.service import Service
 
 Adapter = Callable[[Service, dict, str], dict]  # (service, event, Lambda request id) -> the Lambda result
@@ -71,8 +73,15 @@ def handle_event(service: Service, event: object, context: object = None) -> dic
     """The Lambda result for any event this function is wired to: an API Gateway proxy result, the warm-up answer,
     an S3 upload summary, an SQS partial batch response, a Distributed Map batch's summary, an S3 Batch Operations
     result list."""
+    started, lines = time.perf_counter(), service.lines_recorded
     service.registry.refresh()  # one cheap conditional request when a published model may have changed
-    return ADAPTERS[event_kind(event)](service, event, lambda_request_id_of(context))
+    kind, lambda_request_id = event_kind(event), lambda_request_id_of(context)
+    try:
+        return ADAPTERS[kind](service, event, lambda_request_id)
+    except Exception as exc:
+        if service.lines_recorded == lines:  # every event has its line (and its cold start), even one that escapes
+            record_escape(service, kind, exc, started, lambda_request_id)
+        raise
 
 
 def lambda_request_id_of(context: object) -> str:

@@ -16,8 +16,10 @@ The job's completion report keeps each resultString.
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import unquote_plus
 
+from function import recorder
 from function.async_routes import ANSWERED, NOT_FINISHED, REFUSED
 from function.bulk import (BatchNotFinished, InvalidBatchInput, Item, Outcome, Run, answer_items, malformed_item,
                            object_item, run_of)
@@ -28,7 +30,7 @@ MAX_RESULT_STRING_CHARS = 200  # a short line of the completion report, not the 
 
 
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
-    version = event.get("invocationSchemaVersion")
+    started, version = time.perf_counter(), event.get("invocationSchemaVersion")
     tasks = event.get("tasks") if isinstance(event.get("tasks"), list) else []
     try:
         run = run_of(service, *_job_arguments(event, version), (service.settings.results_bucket or "",
@@ -36,6 +38,7 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
     except (InvalidBatchInput, BatchNotFinished) as exc:
         code = "PermanentFailure" if isinstance(exc, InvalidBatchInput) else "TemporaryFailure"
         results = [_result(task, code, f"{type(exc).__name__}: {exc}") for task in tasks]
+        recorder.record_escape(service, "s3_batch_operations", exc, started, lambda_request_id)  # a job's line
     else:
         items = [_item(run, task, version) for task in tasks]
         results = [_result(task, RESULT_CODES[o.status], _result_string(o))
@@ -78,11 +81,4 @@ def _result(task: object, code: str, result_string: str) -> dict:
 
 
 def _result_string(outcome: Outcome) -> str:
-    if outcome.status != ANSWERED:
-        return f"{outcome.code}: {outcome.message}"
-    summary = outcome.summary
-    if "dimensions" in summary:
-        return f"{summary['dimensions']} dimensions"
-    if "labels" in summary:  # a multi-label answer: every label at or above the threshold
-        return "labels: " + (" ".join(summary["labels"]) or "none")
-    return f"{summary['label']} {summary['score']:.3f}"
+    return outcome.line if outcome.status == ANSWERED else f"{outcome.code}: {outcome.message}"

@@ -32,15 +32,13 @@ import time
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
+from function import answering
+from function.async_routes import ANSWERED, NOT_FINISHED
 from function.aws.s3 import ObjectTooLarge, S3Error
 from function.errors import ServingError, body_too_large, quoted
-from function.http_errors import api_error_body, status_of
-from function.async_routes import NOT_FINISHED, async_route, outcome_of, summary_of, task_options
-from function.inference import routed_results
 from function.log import Timings
-from function.metrics import metric_fields
+from function import recorder
 from function.responses import json_response
-from function.routes.context import RouteContext
 from function.service import Service
 from function.tasks.image_classification import ImageInput
 
@@ -110,12 +108,10 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
                 fields["problem"] = f"{type(exc).__name__}: {exc}"
                 failed.append(upload.key)
             fields.update(bucket=upload.bucket, key=upload.key)
-        fields["timings_ms"] = {**timings.as_dict(), "total": round((time.perf_counter() - started) * 1000.0, 3)}
         # As metrics: one route for every upload, and the status an HTTP client would have seen.
-        fields.update(route=UPLOAD_ROUTE, cold_start=service.first_call(),
-                      status=500 if outcome == "failed" else 400 if "error_code" in fields else 200)
-        fields.update(metric_fields(fields, service.settings.metrics))
-        log.info("s3 upload", extra={"fields": {"outcome": outcome, **fields}})
+        status = 500 if outcome == "failed" else 400 if "error_code" in fields else 200
+        recorder.record(service, "s3 upload", {"outcome": outcome, **fields, "route": UPLOAD_ROUTE, "status": status},
+                        started, timings, lambda_request_id)
         outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
                          **{k: fields[k] for k in ("error_code", "label", "labels") if k in fields}})
     if failed:
@@ -157,32 +153,29 @@ def process(service: Service, upload: Upload, timings: Timings, fields: dict) ->
 
 def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -> Answer:
     """The answer for the object; a 5xx raises instead (a retry is worth it)."""
-    settings = service.settings
-    tag_count = None
+    limit, tag_count = service.settings.max_body_bytes, None
     try:
-        if upload.size > settings.max_body_bytes:
-            raise body_too_large(upload.size, settings.max_body_bytes)
+        if upload.size > limit:
+            raise body_too_large(upload.size, limit)
         with timings.stage("read"):
             try:
-                stored = service.s3().get_object(upload.bucket, upload.key, max_bytes=settings.max_body_bytes)
+                stored = service.s3().get_object(upload.bucket, upload.key, max_bytes=limit)
             except ObjectTooLarge as exc:
                 raise body_too_large(exc.size, exc.limit) from exc
         tag_count = stored.tag_count
-        route = async_route("classify")  # an upload is a /classify request with the default model and options
-        options = route.options({})
-        task = RouteContext(None, settings, service.registry, service.store).task({}, route.kind)
-        image = ImageInput(stored.body, quoted(f"s3://{upload.bucket}/{upload.key}", MAX_WHERE_CHARS))
-        # The version an HTTP request with these bytes would get (a canary's share included): the same answer.
-        prediction = routed_results(service.registry, task, service.store, [image], task_options(options),
-                                    timings, fields)
-        fields.update(summary_of(prediction))
-        return Answer(200, route.answer(prediction, options), tag_count)
+        image: object = ImageInput(stored.body, quoted(f"s3://{upload.bucket}/{upload.key}", MAX_WHERE_CHARS))
     except ServingError as exc:
-        if outcome_of(exc) == NOT_FINISHED:
-            raise
-        status = status_of(exc)
-        fields["error_code"] = exc.code
-        return Answer(status, api_error_body(exc, status), tag_count)
+        image = exc
+    # An upload is a /classify request with the default model and options: the version an HTTP request with these
+    # bytes would get (a canary's share included), the same answer.
+    (found,) = answering.answers_to(service, "classify", "", {}, [image], timings, fields)
+    if found.status == NOT_FINISHED:
+        raise found.error
+    if found.status == ANSWERED:
+        fields.update(found.summary)
+    else:
+        fields["error_code"] = found.code
+    return Answer(found.http_status, found.body, tag_count)
 
 
 def tag(s3, upload: Upload, result: Answer, fields: dict) -> None:

@@ -8,7 +8,7 @@ from function.config import Env
 from function.openapi import spec
 from function.openapi.operation import Deployment, Operation
 from function.routes import classify, embed, text
-from function.routes.catalog import DEFAULT_KINDS
+from function.tasks import DEFAULT_KINDS
 from function.tasks import TASKS
 from function.tasks.image_classification import DEFAULT_TOP_K
 from function.tasks.text import TextTask

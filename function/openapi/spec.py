@@ -6,6 +6,7 @@ Only the descriptions (function/openapi/*_routes.py) import it, so only the firs
 from __future__ import annotations
 
 from function.config import Env
+from function.tasks import default_kind
 # Re-exported: a description needs this one module.
 from function.openapi.operation import Deployment, Operation, Parameter  # noqa: F401
 
@@ -75,7 +76,7 @@ def one_or_many(single: str, plural: str, item: dict, max_items: int, what: str)
 def model_field(deployment: Deployment, task: str, served: list[str] | None = None) -> dict:
     """The optional "model" field of a route of `task`: the served models it takes (by default, those of `task`)
     and the model it uses without one."""
-    default, variable = deployment.settings.default_model(task)
+    default, variable = deployment.settings.default_model(default_kind(task))
     served = deployment.served(task) if served is None else served
     schema = {"type": "string", "minLength": 1,
               "description": f"One of the models served here for this route ({', '.join(served) or 'none'}); "

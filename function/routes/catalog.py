@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from function.responses import Response, json_response
 from function.routes.context import RouteContext
-
-# The kinds of route that have a default model, and the task of each: GET /models names the defaults served.
-DEFAULT_KINDS = {"image": "image_classification", "text": "text_classification", "embedding": "text_embedding"}
+from function.tasks import DEFAULT_KINDS
 
 
 def list_models(ctx: RouteContext) -> Response:
@@ -19,8 +17,8 @@ def list_models(ctx: RouteContext) -> Response:
             model["version_labels"] = registry.rollouts[model["name"]].summary()
     models += [entry.summary() for _, entry in sorted(registry.unservable.items())]
     defaults = {}
-    for kind, task in DEFAULT_KINDS.items():
-        name, _ = ctx.settings.default_model(task)
+    for kind in DEFAULT_KINDS:
+        name, _ = ctx.settings.default_model(kind)
         if name in registry.tasks:  # only defaults that exist: naming an absent one would mislead
             defaults[kind] = name
     return json_response(200, {"models": models, "defaults": defaults})

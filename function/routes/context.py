@@ -11,6 +11,7 @@ from function.events import Request
 from function.inference import Prediction, routed_results
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
+from function.tasks import default_kind
 from function.tasks.base import Task
 
 
@@ -38,7 +39,7 @@ class RouteContext:
             if not (isinstance(found, accepts) if accepts else found.name == task):
                 raise wrong_task(name, found.name, "a text model" if accepts else task)
             return found
-        name, variable = self.settings.default_model(task)
+        name, variable = self.settings.default_model(default_kind(task))
         if name not in self.registry.tasks and name not in self.registry.unservable:
             raise refuse("model_not_found", f"The request names no model and the default {task} model "
                          f"{name!r} (set by {variable}) is not served here; name one of: "

@@ -9,3 +9,10 @@ from function.tasks.text_embedding import TextEmbedding
 
 TASKS: dict[str, type[Task]] = {task.name: task for task in (ImageClassification, TextClassification, TextEmbedding,
                                                            TensorTask)}
+# The task of each kind of default model (its class's `default_model`): what GET /models names the defaults of.
+DEFAULT_KINDS: dict[str, str] = {task.default_model: name for name, task in TASKS.items() if task.default_model}
+
+
+def default_kind(task: str) -> str:
+    """The kind of default model routes of `task` use (ServiceSettings.default_model's argument)."""
+    return TASKS[task].default_model or "text"

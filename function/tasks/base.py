@@ -40,6 +40,9 @@ log = logging.getLogger("function")
 
 class Task(ABC):
     name: ClassVar[str]
+    # The default model a route of this kind uses when a request names none: "image", "text" or "embedding" for
+    # ServiceSettings.default_<it>_model (set by DEFAULT_<IT>_MODEL), "" for none.
+    default_model: ClassVar[str] = ""
 
     def __init__(self, manifest: Manifest, limits: TaskLimits, files: ModelFiles = PRESENT):
         self.manifest = manifest
@@ -159,3 +162,16 @@ class Task(ABC):
     def is_valid_result(self, result: object, options: dict) -> bool:
         """Whether a stored result is one this task could have produced for these options: a cache entry that
         is not (forged, from an older code, damaged in a way its checksum missed) is a miss, never an answer."""
+
+    def summary(self, result: Result) -> dict:
+        """What a bulk run's report says of one result (the full answer is its result file): a classifier's label
+        and score, or its labels (multi-label: every label at or above the threshold, best first)."""
+        if "labels" in result:
+            return {"labels": [entry["label"] for entry in result["labels"]]}
+        return {"label": result["label"], "score": result["score"]}
+
+    def summary_line(self, summary: dict) -> str:
+        """`summary` as a short line (an S3 Batch Operations completion report's resultString)."""
+        if "labels" in summary:
+            return "labels: " + (" ".join(summary["labels"]) or "none")
+        return f"{summary['label']} {summary['score']:.3f}"

@@ -24,6 +24,7 @@ class ImageInput:
 
 class ImageClassification(Task):
     name = "image_classification"
+    default_model = "image"
 
     def check_manifest(self) -> None:
         manifest = self.manifest

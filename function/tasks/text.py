@@ -78,5 +78,6 @@ class TextTask(Task):
         finally:
             timings.add("preprocess", start)
         roles = self._roles
-        return Batch({role: array for role, array in tensors.items() if role in roles},
-                     [{"tokens": len(e.ids), "truncated": e.truncated} for e in encoded])
+        notes = [{"tokens": len(e.ids), "truncated": e.truncated} for e in encoded]
+        timings.tokens += sum(note["tokens"] for note in notes)
+        return Batch({role: array for role, array in tensors.items() if role in roles}, notes)

@@ -13,6 +13,7 @@ from function.tasks.text import TextTask
 
 class TextClassification(TextTask):
     name = "text_classification"
+    default_model = "text"
 
     def check_manifest(self) -> None:
         super().check_manifest()

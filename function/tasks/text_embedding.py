@@ -25,6 +25,7 @@ GROUP_ROWS = 8
 
 class TextEmbedding(TextTask):
     name = "text_embedding"
+    default_model = "embedding"
 
     def check_manifest(self) -> None:
         super().check_manifest()
@@ -71,6 +72,12 @@ class TextEmbedding(TextTask):
         return [ComputedEmbedding({"embedding": b2a_base64(vector.tobytes(), newline=False).decode("ascii"), **note},
                                   vector)
                 for vector, note in zip(vectors, batch.notes)]
+
+    def summary(self, result: Result) -> dict:
+        return {"dimensions": self.dimensions}
+
+    def summary_line(self, summary: dict) -> str:
+        return f"{summary['dimensions']} dimensions"
 
     def is_valid_result(self, result: object, options: dict) -> bool:
         if not isinstance(result, dict) or set(result) != {"embedding", "tokens", "truncated"}:

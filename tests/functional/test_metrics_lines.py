@@ -66,8 +66,10 @@ def checked(line: str) -> dict:
     timings = document["timings_ms"]
     members = {name[:-3]: ms for name, ms in document.items() if name.endswith("_ms") and name != "timings_ms"}
     assert members == timings  # every stage is a member; published under a model version once one answered
+    # Every stage once a model version answered, or on an error line (how far a refused request got).
     assert {name[:-3]: ms for name, ms in values.items() if name.endswith("_ms")} == (
-        timings if "model_version" in document else {"total": timings["total"]})
+        timings if "model_version" in document or document.get("error_code") in ERROR_CODES
+        else {"total": timings["total"]})
     for name in ("batch", "cache_hits", "cache_misses", "tokens", "cache_hits_memory", "cache_hits_shared"):
         assert values.get(name) == document.get(name), name
     assert values["requests"] == 1
