@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from convert.errors import ConversionError, first_line
+from convert.inference_mode import export_for_inference
 from convert.quiet import import_tensorflow
 from convert.recurrent import copy_weights, needs_unrolling, unrolled_copy
 from convert.sidecar import SIDECAR_FILE
@@ -222,9 +223,9 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
     servable = _servable(model, vectorizer, keras, max_length if isinstance(max_length, int) else None)
     directory = workdir / keras_path.stem
     try:
-        servable.export(str(directory), verbose=False)
+        export_for_inference(servable, directory, keras)
     except Exception as error:  # noqa: BLE001  (Keras raises many types; each means the model cannot be exported)
-        raise ConversionError("export_failed", f"model.export() fails on {keras_path.name}: "
+        raise ConversionError("export_failed", f"exporting {keras_path.name} in inference mode fails: "
                               f"{first_line(error)}") from None
     source_dir = sidecar_path.parent if sidecar_path is not None else keras_path.parent
     validation = sidecar.get("validation") if isinstance(sidecar.get("validation"), dict) else {}
