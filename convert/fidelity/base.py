@@ -61,6 +61,10 @@ def milder_mode_advice(mode: str) -> str:
     """A mode that quantizes less: after dynamic, mixed keeps int8 weights only where the gate allows them."""
     if mode == "dynamic":
         return "use mixed (int8 weights only on the layers the gate allows), float16 or float32"
+    if mode == "float16":
+        return "use float32"
+    if mode == "float32":
+        return "float32 is the mildest mode: a convert bug or a kernel LiteRT computes differently, report it"
     return "use a milder mode (float16 or float32)"
 
 
