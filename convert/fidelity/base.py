@@ -54,7 +54,7 @@ def nonfinite_problem(count: int, samples: Samples) -> str:
     return f"outputs NaN/Inf on {count} of {samples.count} validation inputs"
 
 
-NONFINITE_ADVICE = "try float32 or float16"
+NONFINITE_ADVICE = "use float32 (float16 too, after a quantized mode)"  # never only the mode that just failed
 
 
 def milder_mode_advice(mode: str) -> str:
