@@ -67,9 +67,9 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saved_model_dir", metavar="MODEL", type=Path,
                         help="a Keras 3 model.export() directory, ideally with sidecar.json beside saved_model.pb, "
-                             "a Keras 3 .keras file (its sidecar inferred, or --sidecar), or a sentence-transformers / "
-                             "Hugging Face encoder directory (config.json, model.safetensors, tokenizer.json; bert or "
-                             "mpnet)")
+                             "a Keras 3 .keras (or .h5) file (its sidecar inferred, or --sidecar), or a "
+                             "sentence-transformers / Hugging Face encoder directory (config.json, model.safetensors, "
+                             "tokenizer.json; bert or mpnet)")
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path,
                         help="where the converted model goes (created; an earlier conversion there is replaced, "
                              "except by --compare alone)")
@@ -89,6 +89,12 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                              "model and the labels.txt and validation.npz beside it (docs/model-format.md); the "
                              "validation files it names are read from beside it (default: the sidecar.json beside "
                              "the .keras file when there is one, as `init` writes it)")
+    parser.add_argument("--custom-objects", metavar="MODULE.py", type=Path,
+                        help="for a .keras/.h5 file: the Python module defining its custom layers and functions "
+                             "(e.g. a TextVectorization standardize), imported before the file is loaded")
+    parser.add_argument("--unsafe-deserialization", action="store_true",
+                        help="for a .keras/.h5 file you trust: load its Lambda layers' Python code (Keras's "
+                             "safe_mode=False)")
     parser.add_argument("--name", metavar="NAME",
                         help="the name the model is served under (default: the sidecar's \"name\", else the "
                              "SavedModel directory's name), e.g. to serve a float16 and an int8 conversion of one "
@@ -103,7 +109,8 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
 
 def convert(args: argparse.Namespace) -> None:
     """A SavedModel directory as it is; a .keras file through a temporary export (convert/keras_file.py)."""
-    from convert.keras_file import KERAS_SUFFIX, prepare_keras_file  # noqa: PLC0415  (keeps --help instant)
+    from convert.keras_file import prepare_keras_file  # noqa: PLC0415  (keeps --help instant)
+    from convert.keras_loading import KERAS_SUFFIXES, LoadOptions  # noqa: PLC0415
     from convert.output_dir import check_replaceable  # noqa: PLC0415
     from convert.pipeline import run  # noqa: PLC0415
 
@@ -116,7 +123,12 @@ def convert(args: argparse.Namespace) -> None:
     if encoder:
         convert_encoder_directory(args, options)
         return
-    if source.suffix != KERAS_SUFFIX and not source.is_file():
+    if source.suffix not in KERAS_SUFFIXES and not source.is_file():
+        for flag, value in (("--custom-objects", args.custom_objects),
+                            ("--unsafe-deserialization", args.unsafe_deserialization)):
+            if value:
+                raise ConversionError("bad_custom_objects", f"{flag} is for .keras and .h5 files: a SavedModel "
+                                      "holds its graph and needs no Python code to load")
         if args.sidecar is not None:
             raise ConversionError("bad_sidecar", f"--sidecar is for .keras files: a SavedModel directory's sidecar "
                                   f"is the sidecar.json inside it ({source / 'sidecar.json'})")
@@ -134,9 +146,10 @@ def convert(args: argparse.Namespace) -> None:
     from convert.progress import progress  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="convert-keras-") as work:
-        print(f"  loading {source} with Keras and exporting it with model.export()")
+        print(f"  loading {source} with Keras and exporting it in inference mode")
+        loading = LoadOptions(args.custom_objects, args.unsafe_deserialization)
         with progress().step(f"loading and exporting {source.name}"):
-            saved_model, inference = prepare_keras_file(source, sidecar, Path(work))
+            saved_model, inference = prepare_keras_file(source, sidecar, Path(work), loading=loading)
         run(saved_model, args.out_dir, source=source, settle_preprocessing=inference.settle_preprocessing, **options)
 
 

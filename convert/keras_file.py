@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from convert.errors import ConversionError, first_line
+from convert.inference_mode import export_for_inference
+from convert.keras_loading import KERAS_SUFFIXES, LoadOptions, load_keras_model
 from convert.quiet import import_tensorflow
 from convert.recurrent import copy_weights, needs_unrolling, unrolled_copy
 from convert.sidecar import SIDECAR_FILE
@@ -30,7 +32,6 @@ from convert.sidecar_reader import read_sidecar_file
 from convert.text_vectorization import CODE as TEXT_VECTORIZATION_CODE
 from convert.text_vectorization import check_settings, describe, write_tokenizer
 
-KERAS_SUFFIX = ".keras"
 TOKENIZER_FILE = "tokenizer.json"
 IDS_INPUT = "input_ids"
 RAW_TEXTS = "raw_texts"
@@ -39,11 +40,11 @@ PREDICT_BATCH = 64
 
 
 def check_keras_path(path: Path) -> None:
-    """Before TensorFlow is imported: a file that can be a Keras 3 model."""
+    """Before TensorFlow is imported: a file that can be a Keras 3 model (.keras, or legacy .h5)."""
     if not path.is_file():
         raise ConversionError("missing_file", f"{path} does not exist: pass the file model.save(\"NAME.keras\") wrote")
-    if path.suffix != KERAS_SUFFIX:
-        raise ConversionError("not_a_keras_file", f"{path} is not a .keras file: save the model with "
+    if path.suffix not in KERAS_SUFFIXES:
+        raise ConversionError("not_a_keras_file", f"{path} is not a .keras (or .h5) file: save the model with "
                               "model.save(\"NAME.keras\") or export it with model.export(DIR)")
 
 
@@ -54,13 +55,8 @@ def _import_keras():
     return keras
 
 
-def _load(path: Path, keras):
-    try:
-        return keras.saving.load_model(str(path), compile=False)
-    except Exception as error:  # noqa: BLE001  (a corrupt archive, an unregistered custom object, ...)
-        raise ConversionError("not_a_keras_file", f"Keras cannot load {path.name}: {first_line(error)} (custom "
-                              "layers must be importable and registered with @keras.saving."
-                              "register_keras_serializable)") from None
+def _load(path: Path, keras, loading: LoadOptions | None = None):
+    return load_keras_model(path, keras, loading)
 
 
 def _text_vectorization(model, keras):
@@ -204,12 +200,13 @@ def infer_keras_sidecar(keras_path: Path, sidecar_path: Path | None, model) -> I
 
 
 def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Path,
-                       log: Callable[[str], None] = print) -> tuple[Path, Inference]:
+                       log: Callable[[str], None] = print,
+                       loading: LoadOptions | None = None) -> tuple[Path, Inference]:
     """A SavedModel directory under `workdir` (named after the file) that the pipeline converts as it is, and the
     sidecar inferred for it (the given sidecar's fields over the inferred ones)."""
     check_keras_path(keras_path)
     keras = _import_keras()
-    model = _load(keras_path, keras)
+    model = _load(keras_path, keras, loading)
     vectorizer = _text_vectorization(model, keras)
     if vectorizer is not None:
         check_settings(vectorizer.name, vectorizer.get_config())  # before the model is rebuilt around its settings
@@ -222,9 +219,9 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
     servable = _servable(model, vectorizer, keras, max_length if isinstance(max_length, int) else None)
     directory = workdir / keras_path.stem
     try:
-        servable.export(str(directory), verbose=False)
+        export_for_inference(servable, directory, keras)
     except Exception as error:  # noqa: BLE001  (Keras raises many types; each means the model cannot be exported)
-        raise ConversionError("export_failed", f"model.export() fails on {keras_path.name}: "
+        raise ConversionError("export_failed", f"exporting {keras_path.name} in inference mode fails: "
                               f"{first_line(error)}") from None
     source_dir = sidecar_path.parent if sidecar_path is not None else keras_path.parent
     validation = sidecar.get("validation") if isinstance(sidecar.get("validation"), dict) else {}

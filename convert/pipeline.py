@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import manifest, mixed_precision, quantize, report, report_samples
+from convert import inference_mode, manifest, mixed_precision, quantize, report, report_samples
 from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
@@ -96,6 +96,7 @@ class ConversionJob:
         self.stage(f"loading the SavedModel {saved_model_dir}")
         with progress().step("loading the SavedModel"):
             self.info: SavedModelInfo = load_saved_model(saved_model_dir)
+        inference_mode.check_graph(self.source, self.info.function)
         if self.sidecar is None and has_raw_samples(saved_model_dir):
             self.sidecar = self.inferred_sidecar(source.stem if source else saved_model_dir.resolve().name)
             self.task = TASK_KINDS[self.sidecar.task]
@@ -202,6 +203,7 @@ class ConversionJob:
     def reference(self) -> dict[str, np.ndarray]:
         source = "generated" if self.validation.source == "generated" else f"from {self.validation.source}"
         self.stage(f"running the SavedModel on {self.validation.count} inputs {source}")
+        inference_mode.check_answers(self.source, self.info.function, self.validation.inputs)
         return reference_outputs(self.info.function, self.validation)
 
     @cached_property

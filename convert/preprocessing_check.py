@@ -4,7 +4,8 @@ mode but float32 is converted:
 - a `keras_applications` preset must feed the model exactly what the installed Keras's `<module>.preprocess_input`
   gives for the same resized pixels (the preset table in convert/keras_applications.py is checked, not trusted);
 - when the float32 model, served, disagrees with `expected` (top-1 or scores), the usual slips are tried in its
-  place one at a time (another divisor, mean/std added or dropped, RGB for BGR, the other resize method), then the
+  place one at a time (another divisor, mean/std added or dropped, RGB for BGR, the other resize method, EXIF
+  orientation the other way when raw samples carry the tag: convert/exif_check.py), then the
   keras.applications modes (caffe, tf, torch, none), and a refusal names the fields and values that match.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from convert import keras_applications
 from convert.errors import ConversionError
+from convert.exif_check import exif_changes
 from convert.fidelity.base import GateResult
 from convert.fidelity.classification import guess_output_kind
 from convert.litert_model import LiteRTModel
@@ -129,7 +131,7 @@ def field_match(gate: ServedGate, content: bytes, model: LiteRTModel, declared: 
     """The best single slip undone (the fields to set, as JSON; the preprocessing with them; the gate's result) under
     which the float32 model, served, passes; None when none does."""
     fields = []
-    for change in _field_changes(declared):
+    for change in _field_changes(declared) + exif_changes(gate.raw.items, declared):
         candidate = {key: value for key, value in {**declared, **change}.items() if key != "keras_applications"}
         result = gate.judge(content, model, "float32", candidate)
         if result.passed:
@@ -191,9 +193,9 @@ def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dic
             if result.passed:
                 matches.append((mode, result))
     if not matches:
-        tried = ("; no single field (divisor, mean and std, colour order, resize) and none of the keras.applications "
+        tried = ("; no single field (divisor, mean and std, colour order, resize, EXIF) and none of the keras.applications "
                  "modes (caffe, tf, torch, none) matches either" if declared["color_mode"] != "L"
-                 else "; no single field (divisor, mean and std, resize) matches either")
+                 else "; no single field (divisor, mean and std, resize, EXIF) matches either")
         return ConversionError("served_disagrees", f"{opening}{worst_text(failed.metrics)}{tried}: make the "
                                "sidecar's preprocessing what your pipeline does (docs/model-format.md), or check "
                                "that expected comes from this model")

@@ -83,6 +83,8 @@ def _activation(layer) -> str | None:
 def keras_facts(model) -> ModelFacts:
     layers = _all_layers(model)
     last = model.layers[-1]
+    while hasattr(last, "layers") and last.layers:  # a nested model (keras.io's end-to-end text model): its last
+        last = last.layers[-1]
     rescales = next((layer.name for layer in layers if type(layer).__name__ in PREPROCESSING_LAYERS), None)
     inputs = {tensor.name: (tuple(tensor.shape), str(tensor.dtype)) for tensor in model.inputs}
     width = model.outputs[0].shape[-1] if len(model.outputs) == 1 else None

@@ -8,6 +8,8 @@ layer's own standardisation and split, exactly:
 - `strip_punctuation` removes the ASCII punctuation of the layer's own regex;
 - `whitespace` splits on ASCII whitespace only (`tf.strings.split`: a no-break space does not split), runs of it
   count as one; `character` gives every Unicode code point; `None` keeps the whole string as one token;
+- a custom `standardize` function made of tf.strings.lower, regex_replace and strip becomes the same normalizers
+  (convert/custom_standardize.py); any other op is refused naming it;
 - `output_sequence_length` becomes the function's max_length: the first tokens are kept, the rest padded with 0.
 A setting the function cannot reproduce exactly is refused in one line that names it (code
 `unsupported_text_vectorization`).
@@ -18,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from convert.custom_standardize import describe_standardize, normalizers_for
 from convert.errors import ConversionError
 
 # TextVectorization's own punctuation pattern (keras/src/layers/preprocessing/text_vectorization.py).
@@ -44,9 +47,12 @@ def check_settings(name: str, config: dict[str, Any]) -> None:
     if config.get("ngrams") is not None:
         raise _refuse(name, "ngrams", f"is {config['ngrams']!r}", "train without ngrams (ngrams=None)")
     standardize = config.get("standardize")
-    if standardize not in STANDARDIZE_MODES:
-        raise _refuse(name, "standardize", "is a custom callable",
-                      f"use one of {', '.join(repr(mode) for mode in STANDARDIZE_MODES)}")
+    if callable(standardize):
+        normalizers_for(name, standardize)  # refused here, naming the op, unless the tokenizer can express it
+    elif standardize not in STANDARDIZE_MODES:
+        raise _refuse(name, "standardize", f"is {standardize!r}",
+                      f"use one of {', '.join(repr(mode) for mode in STANDARDIZE_MODES)}, or a function of "
+                      "tf.strings.lower, regex_replace and strip")
     split = config.get("split")
     if split not in SPLIT_MODES:
         raise _refuse(name, "split", "is a custom callable",
@@ -74,13 +80,13 @@ def check_vocabulary(name: str, vocabulary: list[str]) -> None:
         raise _refuse(name, "the vocabulary", "lists a word twice", "give every word once")
 
 
-def tokenizer_json(vocabulary: list[str], standardize: str | None, split: str | None) -> str:
+def tokenizer_json(vocabulary: list[str], standardize, split: str | None) -> str:
     """The tokenizer.json text: WordLevel over `vocabulary` (padding id 0, OOV "[UNK]" id 1), standardisation and
     split as the layer does them, and padding declared so that the function pads with id 0."""
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers  # noqa: PLC0415
 
     tokenizer = Tokenizer(models.WordLevel({word: index for index, word in enumerate(vocabulary)}, unk_token="[UNK]"))
-    steps = []
+    steps = normalizers_for("", standardize) if callable(standardize) else []
     if standardize in ("lower", "lower_and_strip_punctuation"):
         steps += [normalizers.Replace(chr(code), chr(code + 32)) for code in range(ord("A"), ord("Z") + 1)]
     if standardize in ("strip_punctuation", "lower_and_strip_punctuation"):
@@ -110,4 +116,4 @@ def write_tokenizer(layer, path: Path) -> dict:
 def describe(config: dict) -> str:
     """One line for the progress log."""
     return json.dumps({key: config.get(key) for key in ("standardize", "split", "output_sequence_length",
-                                                        "max_tokens")})
+                                                        "max_tokens")}, default=describe_standardize)

@@ -54,13 +54,17 @@ def nonfinite_problem(count: int, samples: Samples) -> str:
     return f"outputs NaN/Inf on {count} of {samples.count} validation inputs"
 
 
-NONFINITE_ADVICE = "try float32 or float16"
+NONFINITE_ADVICE = "use float32 (float16 too, after a quantized mode)"  # never only the mode that just failed
 
 
 def milder_mode_advice(mode: str) -> str:
     """A mode that quantizes less: after dynamic, mixed keeps int8 weights only where the gate allows them."""
     if mode == "dynamic":
         return "use mixed (int8 weights only on the layers the gate allows), float16 or float32"
+    if mode == "float16":
+        return "use float32"
+    if mode == "float32":
+        return "float32 is the mildest mode: a convert bug or a kernel LiteRT computes differently, report it"
     return "use a milder mode (float16 or float32)"
 
 

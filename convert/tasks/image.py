@@ -7,7 +7,7 @@ from convert.sidecar_fields import check_keys, choice, mapping, numbers, refuse,
 from convert.tasks.base import describe, mismatch, shape_text
 from function.preprocessing.color_modes import CHANNELS
 
-KEYS = ("type", "color_mode", "size", "resize", "divisor", "mean", "std", "keras_applications")
+KEYS = ("type", "color_mode", "size", "resize", "divisor", "mean", "std", "exif_orientation", "keras_applications")
 RESIZE_METHODS = ("bilinear", "nearest")  # function/preprocessing/image.py RESAMPLING
 
 
@@ -45,6 +45,12 @@ def parse_image_preprocessing(value, task: str) -> dict:
     std = numbers(data.get("std", [1.0]), "preprocessing.std", (1, channels), what, positive=True)
     normalised = {"type": "image", "color_mode": color_mode, "size": [height, width], "resize": resize,
                   "divisor": float(divisor), "mean": mean * (channels // len(mean)), "std": std * (channels // len(std))}
+    if "exif_orientation" in data:  # absent: true, the function's default
+        if not isinstance(data["exif_orientation"], bool):
+            raise refuse("preprocessing.exif_orientation", f"is {show(data['exif_orientation'])}", "write true (turn "
+                         "photos upright by their EXIF tag, as ImageOps.exif_transpose does) or false (pixels as "
+                         "stored, as keras.utils.load_img, tf.io.decode_jpeg and Image.open give them)")
+        normalised["exif_orientation"] = data["exif_orientation"]
     if preset is not None:
         normalised["keras_applications"] = preset  # for the check against Keras; not written to the manifest
     return normalised

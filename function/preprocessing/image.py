@@ -1,7 +1,8 @@
 """Image bytes -> the model's float32 NHWC batch, as the manifest's `preprocessing` says.
 
 Decode with Pillow (JPEG, PNG, WebP, GIF first frame, BMP, TIFF), refuse oversized headers before any pixel is
-decoded, apply EXIF orientation, bring every mode to RGB or L, resize (bilinear, or nearest as `keras.utils.load_img`
+decoded, apply EXIF orientation (unless `exif_orientation` is false: pixels as stored, as `keras.utils.load_img`,
+`tf.io.decode_jpeg` and Pillow's `Image.open` give them), bring every mode to RGB or L, resize (bilinear, or nearest as `keras.utils.load_img`
 does by default), reverse the channels for BGR, then pixel / divisor, minus mean, over std, each step in float32 in
 that order: exactly the arithmetic of Keras's `preprocess_input` "caffe" (BGR, minus mean), "tf" (/ 127.5, - 1) and
 "torch" (/ 255, - mean, / std) modes.
@@ -57,6 +58,7 @@ class ImagePreprocessor:
         self.divisor = np.float32(preprocessing.get("divisor", 1.0))
         self.mean = np.asarray(preprocessing.get("mean", [0.0] * channels), dtype=np.float32)
         self.std = np.asarray(preprocessing.get("std", [1.0] * channels), dtype=np.float32)
+        self.exif_orientation = preprocessing.get("exif_orientation", True) is not False
         self.max_pixels = max_pixels
         # Pillow's own guard raises at twice its limit; below that, our exact check in decode() refuses first.
         Image.MAX_IMAGE_PIXELS = max(Image.MAX_IMAGE_PIXELS or 0, max_pixels)
@@ -97,7 +99,8 @@ class ImagePreprocessor:
         try:
             image.load()
             image = self._shrunk(image)
-            image = _upright(image)
+            if self.exif_orientation:
+                image = _upright(image)
             return _to_mode(image, self.color_mode)
         except Exception as exc:  # noqa: BLE001  (truncated or corrupt pixel data)
             raise refuse("unsupported_image", f"{where} could not be decoded: the file is truncated "

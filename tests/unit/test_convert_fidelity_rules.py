@@ -91,6 +91,8 @@ def test_cosine_gate_needs_both_the_worst_and_the_mean_sample():
     assert message.startswith("the converted dynamic model has a cosine similarity to the SavedModel below 0.99 on "
                               "sample 7 (") and "below 0.999 on average (0.9" in message
     assert message.endswith("use mixed (int8 weights only on the layers the gate allows), float16 or float32")
+    float16 = gate.judge({"e": reference}, {"e": one_bad}, samples(100), "float16").error("float16").message
+    assert float16.endswith("use float32") and "float16 or" not in float16  # never the mode that just failed
     slightly_off = gate.judge({"e": reference}, {"e": reference + rng.normal(size=reference.shape) * 0.05},
                               samples(100), "dynamic")  # every sample a little off: the mean fails, not the minimum
     assert not slightly_off.passed and slightly_off.metrics["min_cosine"] >= MIN_COSINE

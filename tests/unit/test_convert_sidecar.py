@@ -115,7 +115,8 @@ def test_the_demo_recipes_write_strict_sidecars(tmp_path):
      "sidecar.json are schema, name, task, labels, output, preprocessing, inputs, outputs, validation, metrics, "
      "description"),
     (changed(IMAGE, "preprocessing.resise", "bilinear"), "\"preprocessing.resise\" is not a known key (did you mean "
-     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, divisor, mean, std, keras_applications"),
+     "\"resize\"?): the keys of \"preprocessing\" for an image model are type, color_mode, size, resize, divisor, "
+     "mean, std, exif_orientation, keras_applications"),
     (changed(TEXT, "preprocessing.max_len", 8), "\"preprocessing.max_len\" is not a known key (did you mean "
      "\"max_length\"?)"),
     (changed(IMAGE, "validation.sample", "validation.npz"), "\"validation.sample\" is not a known key (did you mean "

@@ -106,6 +106,17 @@ def test_exif_orientation_is_applied(rgb, orientation, stored_as):
     assert decoded.tobytes() == upright.tobytes()
 
 
+@pytest.mark.parametrize("orientation,stored_as", [(6, Image.Transpose.ROTATE_90), (3, Image.Transpose.ROTATE_180)])
+def test_exif_orientation_false_keeps_the_pixels_as_stored(orientation, stored_as):
+    """What keras.utils.load_img, tf.io.decode_jpeg and Image.open give: the tag is not applied."""
+    as_stored = ImagePreprocessor({**RGB_224, "exif_orientation": False}, MAX_PIXELS)
+    stored = photo("chelsea").resize((60, 40)).transpose(stored_as)
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    decoded = as_stored.decode(encode(stored, "PNG", exif=exif.tobytes()))
+    assert decoded.size == stored.size and decoded.tobytes() == stored.tobytes()
+
+
 def test_normalization_follows_the_manifest(rgb):
     array = rgb.to_array(Image.new("RGB", (300, 200), (127, 255, 0)))
     assert array.shape == (224, 224, 3)
