@@ -58,6 +58,7 @@ def test_a_sidecar_that_sets_what_the_layer_decides_is_refused(tmp_path, run_con
 
 def test_a_text_model_without_a_sidecar_gets_one_inferred_and_without_validation_is_refused(tmp_path, run_convert):
     source = tiny_text_dir(tmp_path / "no_sidecar")
+    (source / "sidecar.json").unlink()  # a sidecar.json beside a .keras file is read (what `init` writes)
     code, out, err = run_convert(source / "model.keras", tmp_path / "out", "--quantization", "float32")
     assert code == 0, err
     assert "sidecar task: a TextVectorization input and the last layer (Dense, activation sigmoid, 1 unit(s))" in out
