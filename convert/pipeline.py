@@ -25,7 +25,8 @@ from convert.preprocessing_check import (check_output, check_preset, describe, d
                                          matching_preprocessing)
 from convert.progress import progress
 from convert.quiet import import_tensorflow
-from convert.raw_samples import RawSamples, load_raw_samples, raw_items, read_arrays
+from convert.npz_reader import read_arrays
+from convert.raw_samples import RawSamples, load_raw_samples, raw_items
 from convert.samples import Samples, check_value_ranges, generate_samples, load_samples
 from convert.served_gate import NOT_CHECKED, SERVED_COLUMN, Served, ServedGate, served_error
 from convert.saved_model_inspect import SavedModelInfo, check_saved_model_dir, load_saved_model

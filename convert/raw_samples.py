@@ -8,7 +8,6 @@ and normalise, or its tokenizer, then the converted model. Everything loads with
 from __future__ import annotations
 
 import io
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,25 +35,6 @@ class RawSamples:
 
 def _bad(source: str, problem: str) -> ConversionError:
     return ConversionError("bad_samples", f"{source}: {problem}")
-
-
-def read_arrays(path: Path) -> dict[str, np.ndarray]:
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {}
-            for key in archive.files:
-                try:
-                    arrays[key] = archive[key]
-                except ValueError:  # an object array: numpy refuses to unpickle it, and so do we
-                    raise _bad(path.name, f"{key} is an object array, which would need pickle: save images as "
-                                          "raw_images (every image's uint8 pixels, flattened and concatenated) + "
-                                          "raw_image_shapes (N, 3), texts as np.array(list_of_str) "
-                                          "(docs/model-format.md)") from None
-            return arrays
-    except ConversionError:
-        raise
-    except (OSError, ValueError, zipfile.BadZipFile) as error:
-        raise _bad(path.name, f"not a readable .npz file ({error})") from None
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:

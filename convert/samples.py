@@ -1,13 +1,13 @@
 """Inputs the fidelity gate and int8 calibration feed both models: real ones from an .npz, or generated ones."""
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from convert.errors import ConversionError
+from convert.npz_reader import read_arrays
 from convert.saved_model_inspect import TensorInfo
 
 GENERATED_COUNT = 32
@@ -61,13 +61,7 @@ def _as_signature_dtype(path: Path, key: str, array: np.ndarray, spec: TensorInf
 def load_samples(path: Path, roles: dict[str, str], specs: dict[str, TensorInfo], limit: int | None = None) -> Samples:
     """The `inputs_<role>` arrays (and `labels`, if any) of an .npz, checked against the serving signature.
     roles: role -> signature input name (for the tensor task each input's role is its own name)."""
-    if not path.is_file():
-        raise ConversionError("bad_samples", f"{path} does not exist: pass an .npz with inputs_<role> arrays")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as error:
-        raise _bad(path, f"not a readable .npz file ({error})") from None
+    arrays = read_arrays(path)
     inputs = {}
     for role, name in roles.items():
         key = f"inputs_{role}"

@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 from convert.errors import ConversionError
-from convert.raw_samples import load_raw_samples, read_arrays
+from convert.npz_reader import read_arrays
+from convert.raw_samples import load_raw_samples
 from convert.samples import RANGE_FACTOR, Samples, check_value_ranges
 
 RNG = np.random.default_rng(0)

@@ -202,6 +202,33 @@ def test_not_json_and_not_an_object(tmp_path):
         load_sidecar(tmp_path)
 
 
+def hostile_refusal(tmp_path, text: str) -> str:
+    (tmp_path / "sidecar.json").write_text(text)
+    with pytest.raises(ConversionError) as raised:
+        load_sidecar(tmp_path)
+    assert raised.value.code == "bad_sidecar" and raised.value.message.startswith("sidecar.json: ")
+    assert raised.value.message.endswith("(see docs/model-format.md)")
+    return raised.value.message
+
+
+def test_an_integer_past_pythons_digit_limit_is_refused_in_one_line(tmp_path):
+    message = hostile_refusal(tmp_path, json.dumps(IMAGE)[:-1] + ', "metrics": {"n": ' + "9" * 5000 + "}}")
+    assert "holds an integer longer than the 4,300 digits convert reads" in message
+
+
+@pytest.mark.parametrize("depth", [17, 900, 5000])  # past the limit; parsed, then too deep to walk; past the parser
+@pytest.mark.parametrize("field", ["metrics", "labels", "name", "unknown"])
+def test_nesting_too_deep_is_refused_in_one_line_wherever_it_is(tmp_path, depth, field):
+    nested = "[" * depth + "]" * depth
+    message = hostile_refusal(tmp_path, json.dumps(IMAGE)[:-1] + f', "{field}": {nested}}}')
+    assert "nests objects or lists more than 16 levels deep" in message
+
+
+def test_the_deepest_documented_field_is_well_within_the_nesting_limit(tmp_path):
+    write(tmp_path, changed(IMAGE, "metrics", {"per_class": {"cat": {"precision": [0.9, 0.8]}}}))
+    assert load_sidecar(tmp_path).extra["metrics"]["per_class"]["cat"]["precision"] == [0.9, 0.8]
+
+
 def test_every_independent_problem_is_reported_in_one_run(tmp_path):
     sidecar = changed(changed(changed(IMAGE, "schema", 2), "name", "my model"), "validation.samples", "missing.npz")
     error = refusal(tmp_path, changed(sidecar, "preprocessing.color_mode", "rgb"))

@@ -13,7 +13,8 @@ from PIL import Image
 from convert.errors import ConversionError
 from convert.keras_applications import PRESETS, keras_preprocess, preset_fields
 from convert.preprocessing_check import check_preset
-from convert.raw_samples import load_raw_samples, read_arrays
+from convert.npz_reader import read_arrays
+from convert.raw_samples import load_raw_samples
 from convert.fidelity.classification import SCORE_BOUNDS
 from tests.functional.convert.conftest import VOCABULARY, digits_split
 
