@@ -24,6 +24,7 @@ import numpy as np
 from convert.errors import ConversionError, first_line
 from convert.inference_mode import export_for_inference
 from convert.keras_loading import KERAS_SUFFIXES, LoadOptions, load_keras_model
+from convert.npz_reader import read_arrays
 from convert.quiet import import_tensorflow
 from convert.recurrent import copy_weights, needs_unrolling, unrolled_copy
 from convert.sidecar import SIDECAR_FILE
@@ -132,11 +133,7 @@ def _strings(model, texts: np.ndarray):
 def _vectorized_npz(source: Path, target: Path, model, vectorizer, expected: bool) -> np.ndarray:
     """The .npz with `inputs_input_ids` added (the layer's own ids) and, for the samples, `expected` =
     model.predict(raw_texts) unless given; returns the raw texts."""
-    try:
-        with np.load(source, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError) as error:
-        raise ConversionError("bad_samples", f"{source.name}: not a readable .npz file ({error})") from None
+    arrays = read_arrays(source)
     texts = arrays.get(RAW_TEXTS)
     if texts is None or texts.ndim != 1 or texts.dtype.kind != "U" or not len(texts):
         raise ConversionError("bad_samples", f"{source.name}: a model with a TextVectorization layer is checked on "

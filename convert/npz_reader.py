@@ -56,15 +56,26 @@ def _check_archive(path: Path) -> None:
                 _check_npy_entry(path, archive, entry)
 
 
-def read_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array of the .npz at `path`, or a ConversionError("bad_samples") saying what is wrong with the file."""
+def _read(path: Path, take):
+    """take(the open NpzFile), once the whole file has passed the checks; a ConversionError("bad_samples") saying
+    what is wrong with the file otherwise."""
     if not path.is_file():
         raise ConversionError("bad_samples", f"{path} does not exist: pass an .npz with inputs_<role> arrays")
     try:
         _check_archive(path)
         with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+            return take(archive)
     except ConversionError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise _bad(path, f"not a readable .npz file ({error})") from None
+
+
+def read_arrays(path: Path, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of the .npz at `path`: those of `keys` it holds, or all."""
+    return _read(path, lambda archive: {key: archive[key] for key in archive.files if keys is None or key in keys})
+
+
+def array_names(path: Path) -> set[str]:
+    """The names of the arrays the .npz at `path` holds, none of them read."""
+    return _read(path, lambda archive: set(archive.files))

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from convert.errors import ConversionError
+from convert.npz_reader import array_names, read_arrays
 from convert.sidecar import SCHEMA
 from convert.sidecar_fields import NAME_PATTERN
 
@@ -101,8 +102,7 @@ def _activation_from_expected(folder: Path, units: int | None) -> str | None:
     path = folder / VALIDATION_FILE
     if not path.is_file():
         return None
-    with np.load(path, allow_pickle=False) as archive:
-        expected = archive["expected"] if "expected" in archive.files else None
+    expected = read_arrays(path, ("expected",)).get("expected")
     if expected is None or not len(expected) or not np.issubdtype(expected.dtype, np.number):
         return None
     if guess_output_kind(expected) != "probabilities":
@@ -129,8 +129,8 @@ def has_raw_samples(folder: Path) -> bool:
     path = folder / VALIDATION_FILE
     if not path.is_file():
         return False
-    with np.load(path, allow_pickle=False) as archive:
-        return "expected" in archive.files and any(key in archive.files for key in ("raw_images", "raw_texts"))
+    names = array_names(path)
+    return "expected" in names and any(key in names for key in ("raw_images", "raw_texts"))
 
 
 def served_name_of(stem: str) -> str:
@@ -150,8 +150,7 @@ def _labels(folder: Path, count: int, inference: Inference) -> list[str]:
         return labels
     samples = folder / VALIDATION_FILE
     if samples.is_file():
-        with np.load(samples, allow_pickle=False) as archive:
-            names = archive["labels"] if "labels" in archive.files else None
+        names = read_arrays(samples, ("labels",)).get("labels")
         if names is not None and names.dtype.kind == "U" and names.ndim == 1 and len(names) == count:
             inference.reasons["labels"] = f"the string array 'labels' of {samples.name}"
             return [str(name) for name in names]

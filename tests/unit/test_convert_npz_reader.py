@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from convert.errors import ConversionError
-from convert.npz_reader import MAX_NPZ_BYTES, read_arrays
+from convert.npz_reader import MAX_NPZ_BYTES, array_names, read_arrays
 from tests.support.hostile_npz import npy_header, write_npz, write_zip_bomb
 
 
@@ -74,3 +74,13 @@ def test_a_missing_file_is_refused(tmp_path):
     with pytest.raises(ConversionError, match="absent.npz does not exist") as raised:
         read_arrays(tmp_path / "absent.npz")
     assert raised.value.code == "bad_samples"
+
+
+def test_names_and_chosen_arrays_pass_the_same_checks(tmp_path):
+    np.savez(tmp_path / "v.npz", expected=np.ones((2, 3)), raw_texts=np.array(["a", "b"]))
+    assert array_names(tmp_path / "v.npz") == {"expected", "raw_texts"}
+    assert list(read_arrays(tmp_path / "v.npz", ("expected", "labels"))) == ["expected"]
+    write_npz(tmp_path / "h.npz", {"expected": npy_header((10 ** 12,))})
+    for read in (array_names, lambda path: read_arrays(path, ("labels",))):
+        with pytest.raises(ConversionError, match="expected's header claims shape"):
+            read(tmp_path / "h.npz")

@@ -64,3 +64,11 @@ def test_a_validation_bomb_is_refused_within_a_memory_bound(image_saved_model, t
     line = refusal(run_convert, model, tmp_path, "bad_samples")
     assert f"validation.npz: its arrays hold {MAX_NPZ_BYTES + 128:,} bytes uncompressed" in line
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB: nothing was inflated
+
+
+def test_a_hostile_validation_file_beside_a_model_without_sidecar(sidecarless_saved_model, tmp_path, run_convert):
+    """Inferring the sidecar reads validation.npz too (its `expected`, `labels`, raw samples): the same bound."""
+    model = copy_of(sidecarless_saved_model, tmp_path)
+    write_npz(model / "validation.npz", {"expected": npy_header((10 ** 12, 10))})
+    line = refusal(run_convert, model, tmp_path, "bad_samples")
+    assert "validation.npz: expected's header claims shape (1000000000000, 10) of float32" in line
