@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -67,8 +68,10 @@ def _read(path: Path, take):
             return take(archive)
     except ConversionError:
         raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
         raise _bad(path, f"not a readable .npz file ({error})") from None
+    except (RuntimeError, NotImplementedError) as error:  # zipfile: an encrypted entry, an unknown compression
+        raise _bad(path, f"not a readable .npz file ({error}): save it with np.savez or np.savez_compressed") from None
 
 
 def read_arrays(path: Path, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:

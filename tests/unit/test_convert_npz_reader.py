@@ -84,3 +84,27 @@ def test_names_and_chosen_arrays_pass_the_same_checks(tmp_path):
     for read in (array_names, lambda path: read_arrays(path, ("labels",))):
         with pytest.raises(ConversionError, match="expected's header claims shape"):
             read(tmp_path / "h.npz")
+
+
+def flipped(path, local_offset: int, central_offset: int, value=None, bit: int = 0) -> None:
+    """The byte at `local_offset` of the local header and at `central_offset` of the central one, OR'd with `bit` or
+    set to `value`."""
+    data = bytearray(path.read_bytes())
+    central = data.rfind(b"PK\x01\x02")
+    for at in (local_offset, central + central_offset):
+        data[at] = value if value is not None else data[at] | bit
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(("damage", "expected"), [
+    (lambda path: flipped(path, 6, 8, bit=1), "is encrypted"),  # the encrypted flag
+    (lambda path: flipped(path, 8, 10, value=99), "compression method is not supported"),
+    (lambda path: path.write_bytes(path.read_bytes()[:60] + b"\xff" * 30 + path.read_bytes()[90:]),
+     "while decompressing data"),
+])
+def test_an_encrypted_unknown_or_corrupt_entry_is_refused(tmp_path, damage, expected):
+    path = tmp_path / "v.npz"
+    np.savez_compressed(path, inputs_image=np.arange(10_000, dtype=np.float32))
+    damage(path)
+    message = refusal(path)
+    assert "not a readable .npz file" in message and expected in message
