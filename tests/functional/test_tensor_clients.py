@@ -3,8 +3,6 @@ InferenceServerClient for the Open Inference Protocol, binary (its default) and 
 Serving's REST API, as a TF Serving user's `requests.post` sends it."""
 from __future__ import annotations
 
-import functools
-import threading
 
 import numpy as np
 import pytest
@@ -12,8 +10,7 @@ import requests
 import tritonclient.http as triton
 from tritonclient.utils import InferenceServerException
 
-from function.entry import handle_event
-from function.devserver.server import make_server
+from tests.support.local_api import serving
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
 from tests.support.photos import CAT_LABELS, photo
 from tests.support.tensor_fixtures import (assert_matches_saved_model, tabular_samples, tensor_model_dir,  # noqa: F401
@@ -26,16 +23,8 @@ COUNT = 8
 
 @pytest.fixture(scope="module")
 def server(tensor_registry):
-    service = make_service(tensor_registry)
-    httpd = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(make_service(tensor_registry)) as url:
+        yield url.removeprefix("http://")  # tritonclient takes host:port
 
 
 @pytest.fixture()

@@ -6,8 +6,6 @@ same scores; the metadata shows the input as DT_STRING; and every bad image is a
 from __future__ import annotations
 
 import base64
-import functools
-import threading
 
 import numpy as np
 import pytest
@@ -16,8 +14,7 @@ from PIL import Image
 
 from function.catalog.registry import ModelRegistry
 from function.config import TaskLimits
-from function.devserver.server import make_server
-from function.entry import handle_event
+from tests.support.local_api import serving
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
 from tests.support.photos import b64, cat_jpeg, encode, is_cat, photo
 from tests.support.tensor_fixtures import tensor_model_dir, tensor_registry, tensor_service  # noqa: F401
@@ -27,16 +24,8 @@ PREDICT = "/v1/models/efficientnet_lite0:predict"
 
 @pytest.fixture(scope="module")
 def server(tensor_registry):
-    service = make_service(tensor_registry)
-    httpd = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(make_service(tensor_registry)) as url:
+        yield url
 
 
 def classify(service, image: bytes, model: str) -> dict:

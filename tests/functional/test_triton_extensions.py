@@ -6,10 +6,8 @@ what ran, per version, and a version that is not served is an error."""
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +17,7 @@ import tritonclient.http as triton
 from tritonclient.utils import InferenceServerException
 
 from function.catalog.registry import ModelRegistry
-from function.devserver.server import make_server
-from function.entry import handle_event
+from tests.support.local_api import serving
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
 from tests.support.tensor_fixtures import tensor_model_dir  # noqa: F401
 
@@ -48,15 +45,8 @@ def registry(model_dir) -> ModelRegistry:
 @pytest.fixture(scope="module")
 def server(registry):
     service = make_service(registry)
-    httpd = make_server(functools.partial(handle_event, service), "127.0.0.1", 0, service.settings.max_body_bytes)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{httpd.server_address[1]}", service
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(service) as url:
+        yield url.removeprefix("http://"), service  # tritonclient takes host:port
 
 
 @pytest.fixture()
