@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
-import threading
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+
+from tests.support.serve_process import server_process
 
 REPO = Path(__file__).resolve().parents[2]
 COMMAND = "lambda-tflite"
@@ -91,22 +89,6 @@ def run_command(args: list[str], cwd: Path, env: dict[str, str], timeout: float 
     return subprocess.run([COMMAND, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@contextmanager
-def command_serving(args: list[str], cwd: Path, env: dict[str, str]) -> Iterator[tuple[str, str]]:
+def command_serving(args: list[str], cwd: Path, env: dict[str, str]):
     """`lambda-tflite serve ARGS` as a real process: (base URL, its first line) while it runs; Ctrl-C's signal after."""
-    process = subprocess.Popen([COMMAND, "serve", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        before = []
-        while (line := process.stdout.readline()) and not line.startswith("serving on http://"):
-            before.append(line)
-        assert line, "".join(before) + process.stderr.read()  # the server exited: its output says why
-        threading.Thread(target=process.stdout.read, daemon=True).start()  # the request log, or a full pipe stalls
-        yield line.split()[2], line
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    return server_process([COMMAND, "serve", *args], cwd, env)

@@ -14,21 +14,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def serving(model_dir: Path, workdir: Path, **environment: str) -> Iterator[str]:
-    """The server's base URL (http://127.0.0.1:PORT) while it runs; stopped with Ctrl-C's signal afterwards."""
-    env = {**os.environ, "MODEL_DIR": str(model_dir), "RESULTS_CACHE": "memory", "PYTHONPATH": str(REPO),
-           **environment}
-    process = subprocess.Popen([sys.executable, "-m", "function.devserver", "--host", "127.0.0.1", "--port", "0"],
-                               cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def server_process(command: list[str], cwd: Path, env: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """A local server started by `command` (python -m function.devserver, or lambda-tflite serve): (its base URL,
+    its first line "serving on http://127.0.0.1:PORT (...)") while it runs; stopped with Ctrl-C's signal after."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        # "serving on http://127.0.0.1:PORT (...)", after the log lines of any model that cannot be served
+        # The first line comes after the log lines of any model that cannot be served.
         before = []
-        while (line := process.stdout.readline()) and not line.startswith("serving on http://127.0.0.1:"):
+        while (line := process.stdout.readline()) and not line.startswith("serving on http://"):
             before.append(line)
         assert line, "".join(before) + process.stderr.read()  # the server exited: its output says why
         # The request log is one JSON line per request: read on, or a full pipe would stall the server.
         threading.Thread(target=process.stdout.read, daemon=True).start()
-        yield line.split()[2]
+        yield line.split()[2], line
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -36,3 +34,13 @@ def serving(model_dir: Path, workdir: Path, **environment: str) -> Iterator[str]
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def serving(model_dir: Path, workdir: Path, **environment: str) -> Iterator[str]:
+    """The server's base URL (http://127.0.0.1:PORT) while it runs; stopped with Ctrl-C's signal afterwards."""
+    env = {**os.environ, "MODEL_DIR": str(model_dir), "RESULTS_CACHE": "memory", "PYTHONPATH": str(REPO),
+           **environment}
+    command = [sys.executable, "-m", "function.devserver", "--host", "127.0.0.1", "--port", "0"]
+    with server_process(command, workdir, env) as (url, _):
+        yield url
