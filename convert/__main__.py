@@ -24,10 +24,10 @@ from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS  # noqa: E4
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
 from convert.fidelity.tensor import TOLERANCES  # noqa: E402
 from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
+from convert.sidecar import SIDECAR_FILE  # noqa: E402
 from convert.transformer.directory import is_encoder_directory  # noqa: E402
 
 EXIT_USER_ERROR = 2
-SIDECAR_BESIDE = "sidecar.json"  # a .keras file's sidecar when --sidecar names none (what `init` writes)
 # A BERT-style encoder's dynamic-range (int8 weight) conversion misses the cosine gate (docs/conversion.md, minilm);
 # float16 weights pass it in every model tried, at half the size.
 ENCODER_DEFAULT_MODE = "float16"
@@ -139,8 +139,8 @@ def convert(args: argparse.Namespace) -> None:
     if sidecar is not None and not sidecar.is_file():
         raise ConversionError("bad_sidecar", f"--sidecar {sidecar} does not exist: pass the sidecar.json of the "
                               "model (docs/model-format.md)")
-    if sidecar is None and (source.parent / SIDECAR_BESIDE).is_file():
-        sidecar = source.parent / SIDECAR_BESIDE  # what `lambda-tflite init` wrote there, perhaps edited since
+    if sidecar is None and (source.parent / SIDECAR_FILE).is_file():
+        sidecar = source.parent / SIDECAR_FILE  # what `lambda-tflite init` wrote there, perhaps edited since
         print(f"  reading {sidecar} (beside the model: its fields override what convert infers; --sidecar names "
               "another)")
     from convert.progress import progress  # noqa: PLC0415
