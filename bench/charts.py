@@ -13,10 +13,10 @@ def horizontal_bars(file_name: str, title: str, unit: str, rows: list[tuple[str,
                     target: tuple[float, str] | None = None) -> str:
     """Linear axis on purpose: bar lengths should show the ratios the tables state."""
     """Writes docs/benchmarks/<file_name> and returns the Markdown image link, relative to the repo root."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (matplotlib only when a chart is drawn; its backend is chosen first)
 
     matplotlib.use("Agg")  # no display here, and none needed
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (matplotlib only when a chart is drawn; its backend is chosen first)
 
     labels = [label for label, _ in rows]
     medians = [summary.median for _, summary in rows]

@@ -49,7 +49,7 @@ print(json.dumps({{"import_ms": (t1 - t0) * 1e3, "client_ms": (t2 - t1) * 1e3, "
 # ---- (a) AWS client cost in a fresh process ----------------------------------------------------------------------
 
 def client_costs(runs: int) -> list[list[str]]:
-    from tests.support.dynamodb_server import FAKE_CREDENTIALS
+    from tests.support.dynamodb_server import FAKE_CREDENTIALS  # noqa: PLC0415  (each section imports what it measures, when it runs)
 
     environment = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO_ROOT), **FAKE_CREDENTIALS}
     probes = [(label, where) for label in CLIENTS for where in PREAMBLES]
@@ -74,8 +74,8 @@ def client_costs(runs: int) -> list[list[str]]:
 # ---- (b) cold start, model from S3 vs from the image ----------------------------------------------------------
 
 def cold_starts(runs: int, server, s3_environment: dict) -> list[list[str]]:
-    from convert.publish import publish
-    from function.aws.s3 import client_from_environment
+    from convert.publish import publish  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from function.aws.s3 import client_from_environment  # noqa: PLC0415  (each section imports what it measures, when it runs)
 
     bucket = server.bucket()
     client = client_from_environment()
@@ -124,13 +124,13 @@ class CapturedLines(logging.Handler):
 
 
 def upload_events(requests: int, server) -> tuple[list[list[str]], list[list[str]]]:
-    from function.cache.base import NullResultStore
-    from function.cache.memory import MemoryResultStore
-    from function.config import ServiceSettings
-    from function.entry import handle_event
-    from function.catalog.registry import ModelRegistry
-    from function.service import Service
-    from tests.support.aws_events import s3_object_created
+    from function.cache.base import NullResultStore  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from function.cache.memory import MemoryResultStore  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from function.config import ServiceSettings  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from function.entry import handle_event  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from function.catalog.registry import ModelRegistry  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from function.service import Service  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from tests.support.aws_events import s3_object_created  # noqa: PLC0415  (each section imports what it measures, when it runs)
 
     registry = ModelRegistry(MODELS_DIR)
     settings = ServiceSettings.from_env({}, model_dir=MODELS_DIR, uploads_prefix="uploads/")

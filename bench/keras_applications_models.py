@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from base64 import b64encode
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,10 +82,10 @@ class FamilyModel:
 
 
 def build_family_model(name: str, directory: Path) -> FamilyModel:
-    from convert.quiet import import_tensorflow
+    from convert.quiet import import_tensorflow  # noqa: PLC0415  (TensorFlow only when a model is built)
 
     import_tensorflow()
-    import keras
+    import keras  # noqa: PLC0415  (TensorFlow only when a model is built)
 
     family = FAMILIES[name]
     module = getattr(keras.applications, family.module)
@@ -119,10 +120,8 @@ def build_family_model(name: str, directory: Path) -> FamilyModel:
 
 def classify_agreement(service, name: str, model: FamilyModel) -> tuple[float, list[str]]:
     """POST every served photo (PNG bytes) to /classify; the fraction whose label is model.predict's top-1."""
-    from base64 import b64encode
-
-    from function.entry import handle_event
-    from tests.support.events import http_api_event
+    from function.entry import handle_event  # noqa: PLC0415  (the function only when this benchmark runs)
+    from tests.support.events import http_api_event  # noqa: PLC0415  (the function only when this benchmark runs)
 
     labels = []
     for image in model.served:

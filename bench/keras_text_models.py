@@ -25,10 +25,10 @@ MULTI_LABELS = ["positive", "strong", "short"]
 
 
 def keras():
-    from convert.quiet import import_tensorflow
+    from convert.quiet import import_tensorflow  # noqa: PLC0415  (TensorFlow only when a model is built)
 
     import_tensorflow()
-    import keras as keras_module
+    import keras as keras_module  # noqa: PLC0415  (TensorFlow only when a model is built)
 
     keras_module.utils.set_random_seed(SEED)
     return keras_module
@@ -36,7 +36,7 @@ def keras():
 
 def vader_split():
     """(train texts, train sentences, held-out texts, held-out sentences): 6,000 and 200 polar VADER sentences."""
-    from saved_model.recipes.vader_corpus import load_rated_sentences
+    from saved_model.recipes.vader_corpus import load_rated_sentences  # noqa: PLC0415  (TensorFlow only when a model is built)
 
     sentences = [s for s in load_rated_sentences() if s.rating != 0]
     order = np.random.default_rng(SEED).permutation(len(sentences))
@@ -51,7 +51,7 @@ def texts_of(sentences) -> np.ndarray:
 
 def strings(texts) -> object:
     """Texts as the string Input (N, 1) takes them: how a user calls model.predict on raw strings."""
-    import tensorflow as tf
+    import tensorflow as tf  # noqa: PLC0415  (TensorFlow only when a model is built)
 
     return tf.constant(np.asarray(texts)[:, None])
 

@@ -35,12 +35,12 @@ class LastLine(logging.Handler):
 
 
 def services() -> dict:
-    from function.cache.factory import open_result_store
-    from function.catalog.configured_source import open_model_source
-    from function.catalog.registry import ModelRegistry
-    from function.config import CacheSettings, Env, ServiceSettings
-    from function.log import configure
-    from function.service import Service
+    from function.cache.factory import open_result_store  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.catalog.configured_source import open_model_source  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.catalog.registry import ModelRegistry  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.config import CacheSettings, Env, ServiceSettings  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.log import configure  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.service import Service  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
 
     configure("INFO")  # the handler function.app installs: one JSON line per request on stdout
     settings = {state: ServiceSettings.from_env({**os.environ, Env.METRICS_ENABLED: str(state == "on").lower()})
@@ -57,8 +57,8 @@ def timed(call) -> float:
 
 
 def line_bytes(service, event: dict) -> int:
-    from function.entry import handle_event
-    from function.log import LOGGER_NAME, JsonLineFormatter
+    from function.entry import handle_event  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.log import LOGGER_NAME, JsonLineFormatter  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
 
     logger = logging.getLogger(LOGGER_NAME)
     capture = LastLine(JsonLineFormatter())
@@ -72,9 +72,9 @@ def line_bytes(service, event: dict) -> int:
 
 def writer_us(service, event: dict) -> float:
     """The writer alone (function.metrics.metric_fields) on this route's own log fields, in microseconds."""
-    from function.entry import handle_event
-    from function.log import LOGGER_NAME
-    from function.metrics import metric_fields
+    from function.entry import handle_event  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.log import LOGGER_NAME  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
+    from function.metrics import metric_fields  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
 
     fields: dict = {}
 
@@ -98,7 +98,7 @@ def writer_us(service, event: dict) -> float:
 
 
 def main(plan_file: str, out: str, seconds: float) -> None:
-    from function.entry import handle_event
+    from function.entry import handle_event  # noqa: PLC0415  (the function's modules, from the task root the worker is started with)
 
     plan = json.loads(Path(plan_file).read_text())
     by_state = services()

@@ -37,7 +37,7 @@ class Pipeline:
         self._tokenizer = None
         preprocessing = self.manifest.get("preprocessing") or {}  # a tensor model has none
         if preprocessing.get("type") == "text":
-            from tokenizers import Tokenizer
+            from tokenizers import Tokenizer  # noqa: PLC0415  (a floor imports only the libraries its model needs)
 
             self._tokenizer = Tokenizer.from_file(str(model_dir / preprocessing["tokenizer"]))
             self._tokenizer.no_padding()
@@ -48,7 +48,7 @@ class Pipeline:
 
     def image_scores(self, jpeg: bytes) -> np.ndarray:
         """JPEG bytes -> the model's scores [1, classes]: decode, orient, convert, resize, normalize, invoke."""
-        from PIL import Image, ImageOps
+        from PIL import Image, ImageOps  # noqa: PLC0415  (a floor imports only the libraries its model needs)
 
         p = self.manifest["preprocessing"]
         height, width = p["size"]
@@ -107,7 +107,7 @@ class RawModel(Pipeline):
         """`runner`: a signature runner of this model to call instead of a new interpreter of the floor's own."""
         super().__init__(model_dir)
         if runner is None:
-            from ai_edge_litert.interpreter import Interpreter
+            from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415  (a floor imports only the libraries its model needs)
 
             interpreter = Interpreter(model_path=str(model_dir / self.manifest["model_file"]), num_threads=1)
             runner = interpreter.get_signature_runner(self.manifest.get("signature", "serving_default"))

@@ -29,13 +29,13 @@ def _floor(step: dict, model_dir: Path):
     floor = step.get("floor")
     if floor is None:
         return None
-    import numpy as np
+    import numpy as np  # noqa: PLC0415  (only a step with a floor needs it)
 
-    from bench.raw_pipeline import RawModel
+    from bench.raw_pipeline import RawModel  # noqa: PLC0415  (only a step with a floor needs it)
 
     model = RawModel(model_dir / step["model"], _shared_runner(step["model"]) if floor.get("shared_engine") else None)
     if floor["kind"] == "event":  # the whole floor: the same event in, its answer JSON out
-        from bench.baselines.route_answers import answer
+        from bench.baselines.route_answers import answer  # noqa: PLC0415  (only an event floor needs it)
 
         return lambda: answer(model, step["event"])
     if floor["kind"] == "image":
@@ -51,7 +51,7 @@ def _shared_runner(model: str):
     """The function's own signature runner of `model`: a floor that calls it shares the function's interpreter, so
     the two take turns on one copy of the weights, as a Lambda holds one (two copies evict each other's from the
     CPU's caches, which doubled minilm's latency for both). Only the current layout has it (section 17)."""
-    from function.app import SERVICE
+    from function.app import SERVICE  # noqa: PLC0415  (the revision's own modules, from the task root the worker is started with)
 
     return SERVICE.registry.task(model).runner()._signature  # noqa: SLF001  (the engine itself, nothing around it)
 
@@ -64,7 +64,7 @@ def _timed(call) -> float:
 
 def main(plan_file: str) -> None:
     answers = stdout_aside()
-    from function.app import handler  # the Lambda entry point, exactly as awslambdaric imports it
+    from function.app import handler  # noqa: PLC0415  (the revision's own modules, from the task root the worker is started with; the Lambda entry point, exactly as awslambdaric imports it)
 
     plan = json.loads(Path(plan_file).read_text())
     model_dir = Path(os.environ["MODEL_DIR"])

@@ -59,7 +59,7 @@ print("BENCH", json.dumps({"due": due, "first_use": timed("/sentiment")}), flush
 
 
 def request_bodies(path: Path) -> Path:
-    from tests.support.photos import b64, encode, photo
+    from tests.support.photos import b64, encode, photo  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
 
     bodies = {"/classify": {"image": b64(encode(photo("camera").resize((8, 8)), "PNG")), "model": "digits"},
               "/sentiment": {"text": "What a wonderful, moving film."}}
@@ -98,10 +98,10 @@ def measure(source: Path, environment: dict[str, str], proxy, bodies: Path) -> d
 
 
 def compare(base: str = BEFORE) -> tuple[list[str], list[list[str]]]:
-    from convert.publish import publish
-    from function.aws.s3 import client_from_environment
-    from tests.support.aws_server import aws_in_this_process
-    from tests.support.s3_proxy import S3Proxy
+    from convert.publish import publish  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
+    from function.aws.s3 import client_from_environment  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
+    from tests.support.aws_server import aws_in_this_process  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
+    from tests.support.s3_proxy import S3Proxy  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
 
     results = {}
     with aws_in_this_process() as (server, s3_environment), S3Proxy(server.endpoint) as proxy, \

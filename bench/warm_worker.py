@@ -24,7 +24,7 @@ PROFILE_ROWS = 10
 
 def _short_path(file: str) -> str:
     """A profile entry's file without this machine's prefix: package-relative, task-root-relative or stdlib."""
-    import function
+    import function  # noqa: PLC0415  (the function from the task root the worker is started with)
 
     task_root = str(Path(function.__file__).resolve().parent.parent) + "/"
     if file == "~":  # built-ins
@@ -38,8 +38,8 @@ def _short_path(file: str) -> str:
 
 def profile(handler, event: dict) -> list[tuple[str, float]]:
     """cProfile of warm handler calls: the functions with the most own time, in ms per request."""
-    import cProfile
-    import pstats
+    import cProfile  # noqa: PLC0415  (only when profiling)
+    import pstats  # noqa: PLC0415  (only when profiling)
 
     profiler = cProfile.Profile()
     profiler.enable()
@@ -71,7 +71,7 @@ def raw_call(route: str, step: dict, model_dir: Path):
 
 
 def main(plan_file: str, out: str, requests: int) -> None:
-    from function.app import handler  # the Lambda entry point, exactly as awslambdaric imports it
+    from function.app import handler  # noqa: PLC0415  (the function from the task root the worker is started with; the Lambda entry point, exactly as awslambdaric imports it)
 
     plan = json.loads(Path(plan_file).read_text())
     results = {}

@@ -33,7 +33,7 @@ class Choice(NamedTuple):
 
 
 def _schema():
-    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.python import schema_py_generated as schema  # noqa: PLC0415  (TensorFlow only for the mixed mode)
     return schema
 
 
@@ -41,7 +41,7 @@ class WeightQuantizer:
     """A float32 .tflite and the int8 form of each of its fully connected layers' weights, ready to swap in."""
 
     def __init__(self, content: bytes) -> None:
-        from tensorflow.lite.tools import flatbuffer_utils
+        from tensorflow.lite.tools import flatbuffer_utils  # noqa: PLC0415  (TensorFlow only for the mixed mode)
         schema = _schema()
         self._serialize = flatbuffer_utils.convert_object_to_bytearray
         self._model = flatbuffer_utils.read_model_from_bytearray(bytearray(content))
