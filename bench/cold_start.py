@@ -80,7 +80,8 @@ def json_lines(lines: list[str]) -> list[dict]:
 
 
 def stdlib_dir(configuration: lambda_runtimes.Configuration) -> Path:
-    done = subprocess.run([str(configuration.venv.python), "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
+    done = subprocess.run([str(configuration.venv.python), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
                           capture_output=True, text=True, check=True)
     return Path(done.stdout.strip())
 
@@ -174,7 +175,8 @@ def run(context) -> SectionResult:
         f"TensorFlow / function: **{ratio(tensorflow.median, ours.median)}** slower to the first answer.",
     ]
     if onnx_error is None:
-        lines.append(f"ONNX Runtime / function: **{ratio(summarize(samples[onnx.label].first_answer_ms).median, ours.median)}**.")
+        onnx_ratio = ratio(summarize(samples[onnx.label].first_answer_ms).median, ours.median)
+        lines.append(f"ONNX Runtime / function: **{onnx_ratio}**.")
     else:
         lines.append(f"(c) ONNX Runtime: not measured, tf2onnx did not convert the SavedModel: `{onnx_error}`")
     ours_cold_disk = summarize(cold_disk[configurations[0].label].first_answer_ms)

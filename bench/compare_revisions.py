@@ -222,7 +222,8 @@ def notes(base: Side, head: Side, plan: dict[str, dict], rounds: int, per_route:
         "alone (bench/raw_pipeline.py), called alternately with the handler; the overhead is the median of the "
         "differences, each handler call minus the floor call right after it.",
         "",
-        f"Same models/ and inputs for both; the same Lambda venv ({lambda_runtime.runtime_python_version(venvs.LITERT_VENV / 'bin' / 'python')}"
+        "Same models/ and inputs for both; the same Lambda venv "
+        f"({lambda_runtime.runtime_python_version(venvs.LITERT_VENV / 'bin' / 'python')}"
         f", this checkout's requirements.txt). Cold answers byte-identical between the revisions on: "
         f"{', '.join(same) or 'none'}"
         + (f"; differing on: {', '.join(r for r in plan if r not in same)}." if len(same) < len(plan) else "."),

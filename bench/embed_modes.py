@@ -1,4 +1,5 @@
-"""minilm served as float16, float32 or mixed: which loads faster and holds less memory, side by side in fresh processes.
+"""minilm served as float16, float32 or mixed: which loads faster and holds less memory, side by side in fresh
+processes.
 
 `measure(rounds)` converts saved_model/minilm in each mode (`python -m convert --quantization MODE`, into
 build/bench/modes/, reused while the SavedModel and convert/ are unchanged), then alternates fresh processes of the

@@ -101,7 +101,8 @@ def cold_starts(runs: int, server, s3_environment: dict) -> list[list[str]]:
                 measured = samples[label]
                 measured["first"].append(elapsed)
                 measured["init"].append(invocation.init_phase_ms or 0.0)
-                measured["download"] += [line["timings_ms"]["download"] for line in cold_start.json_lines(invocation.logs)
+                measured["download"] += [line["timings_ms"]["download"]
+                                         for line in cold_start.json_lines(invocation.logs)
                                          if line.get("message") == "model files ready"]
                 measured["labels"].add(invocation.json_body()["predictions"][0]["label"])
     rows = []

@@ -92,7 +92,8 @@ class Samples:
 
 def stacks_of(route: Route, not_measured: dict[str, str]) -> dict[str, lambda_runtimes.Configuration]:
     """The configurations a route runs on, leaving out a peer that could not be built (and saying why)."""
-    stacks = {FUNCTION: lambda_runtimes.function_configuration(), FLOOR: lambda_runtimes.floor_configuration(route.model)}
+    stacks = {FUNCTION: lambda_runtimes.function_configuration(),
+              FLOOR: lambda_runtimes.floor_configuration(route.model)}
     peers = [(ONNX, lambda: lambda_runtimes.onnx_route_configuration(route.model))]
     if route.embeds:
         peers.append((TORCH, lambda_runtimes.sentence_transformers_configuration))
@@ -130,7 +131,8 @@ def warm_plan(all_routes: list[Route], requests: int) -> dict[str, dict]:
     plan = {}
     for route in all_routes:
         batch = route.name == BATCH
-        plan[route.name] = {"model": route.model, "event": route.event, "floor": {"kind": "event", "shared_engine": True},
+        plan[route.name] = {"model": route.model, "event": route.event,
+                            "floor": {"kind": "event", "shared_engine": True},
                             "requests": BATCH_REQUESTS if batch else requests, **(
                                 {"warmup": BATCH_WARMUP, "keep_answer": True} if batch else {})}
     return plan

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bench import embeddings, inputs
-from bench.floors_peers import (ALONE, BATCH, BATCH_REQUESTS, COLD_TARGET, FLOOR, FUNCTION, ONNX, TINY_MODEL_MS, TORCH, WARM_TARGET,
-                                Route, Samples)
+from bench.floors_peers import (ALONE, BATCH, BATCH_REQUESTS, COLD_TARGET, FLOOR, FUNCTION, ONNX, TINY_MODEL_MS, TORCH,
+                                WARM_TARGET, Route, Samples)
 from bench.report import table, verdict
 from bench.stats import summarize
 
@@ -66,7 +66,8 @@ def _warm(routes: list[Route], samples: Samples) -> tuple[list[str], list[str]]:
                                     f"warm {route.name}: {paired:+.3f} ms over its floor's {floor:.3f} ms "
                                     f"(target < {TINY_MODEL_MS} ms on the tiny tabular model)"))
         elif route.name != BATCH:
-            verdicts.append(verdict(overhead <= WARM_TARGET, f"warm {route.name}: {overhead:+.1%} over its floor at p50 "
+            verdicts.append(verdict(overhead <= WARM_TARGET,
+                                    f"warm {route.name}: {overhead:+.1%} over its floor at p50 "
                                     f"({ours:.2f} vs {floor:.2f} ms; target <= {WARM_TARGET:.0%})"))
         onnx = _median(samples.warm_p50, (route.name, ONNX))
         alone = _median(samples.warm_p50, (route.name, ALONE))
@@ -144,7 +145,8 @@ def render(routes: list[Route], samples: Samples, rounds: int, requests: int,
         f"**Warm**: per round, one fresh process per stack; the function and its floor alternate call by call in "
         f"one process of the Lambda venv, the floor calling the function's own interpreter (one copy of the "
         f"weights, as in Lambda; RESULTS_CACHE=off, so every call computes), {requests} timed calls per "
-        f"route ({BATCH_REQUESTS} for the 32-sentence batch) after untimed warm-up; a round's p50 is one sample. *Added*: the "
+        f"route ({BATCH_REQUESTS} for the 32-sentence batch) after untimed warm-up; a round's p50 is one sample. "
+        "*Added*: the "
         "median over the rounds of each round's median paired difference (a call minus the floor call right after "
         "it). *Function alone*: the function's embedding routes once more in a fresh process of their own, as each "
         "peer runs: the figure held against the peers.",

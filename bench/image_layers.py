@@ -128,5 +128,6 @@ def run(context) -> SectionResult:
         "the answers (tests/e2e/test_arm64.py) and says nothing of the timing.",
     ])
     verdicts = [verdict(after <= LAYER_TARGET_MB * MB,
-                        f"dependency layer {before / MB:.0f} MB -> {after / MB:.0f} MB (target <= {LAYER_TARGET_MB} MB)")]
+                        f"dependency layer {before / MB:.0f} MB -> {after / MB:.0f} MB "
+                        f"(target <= {LAYER_TARGET_MB} MB)")]
     return SectionResult(NUMBER, TITLE, markdown, verdicts, time.perf_counter() - started)

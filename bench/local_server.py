@@ -1,4 +1,5 @@
-"""`python -m function.devserver` as a child process on 127.0.0.1, optionally pinned to CPU cores; stopped by its PID."""
+"""`python -m function.devserver` as a child process on 127.0.0.1, optionally pinned to CPU cores; stopped by its
+PID."""
 
 from __future__ import annotations
 

@@ -50,7 +50,8 @@ def tensor_body(manifest: dict) -> dict:
         count = 1
         for dim in shape:
             count *= dim
-        tensors.append({"name": spec["name"], "shape": shape, "datatype": datatypes[spec["dtype"]], "data": [0] * count})
+        tensors.append({"name": spec["name"], "shape": shape, "datatype": datatypes[spec["dtype"]],
+                        "data": [0] * count})
     return {"inputs": tensors}
 
 

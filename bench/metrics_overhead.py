@@ -109,7 +109,8 @@ def run(context) -> SectionResult:
         f"{SECONDS_PER_ROUTE:.0f} s per route after 10 untimed pairs; the log lines go to stdout as in Lambda. "
         "Nearest-rank p50 in ms and the ratio of the two; the median of the per-pair differences (on minus off, "
         "steadier than the p50s' difference when the machine is shared) and that as a share of the p50 without "
-        "metrics, which the target reads; the writer alone (`function.metrics.metric_fields` on the route's own log fields, mean of 2,000 calls); the log "
+        "metrics, which the target reads; the writer alone (`function.metrics.metric_fields` on the route's own log "
+        "fields, mean of 2,000 calls); the log "
         "line's bytes without and with the block.",
         "",
         table(["route", "pairs", "off p50 ms", "on p50 ms", "p50 ratio", "added (paired median)", "overhead",

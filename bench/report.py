@@ -81,7 +81,8 @@ def published_sections(document: str) -> list[SectionResult]:
         body = document[heading.end():end].strip()
         footer = FOOTER.search(body)
         sections.append(SectionResult(
-            number=int(heading.group(1)), title=heading.group(2), markdown=body[:footer.start()].strip() if footer else body,
+            number=int(heading.group(1)), title=heading.group(2),
+            markdown=body[:footer.start()].strip() if footer else body,
             verdicts=targets if index == 0 else [], seconds=float(footer.group(2)) if footer else 0.0,
             run_started=footer.group(1) if footer else ""))
     return sections

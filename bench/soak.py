@@ -252,7 +252,8 @@ def render(samples: list[Sample], tally: Tally, logs: LogReader, run: dict) -> t
     ])
     if tally.unexpected:
         markdown += "\n\nUnexpected answers: " + ", ".join(
-            f"{kind}: expected {expected}, got {got} x{count}" for (kind, expected, got), count in tally.unexpected.items())
+            f"{kind}: expected {expected}, got {got} x{count}"
+            for (kind, expected, got), count in tally.unexpected.items())
     one_line_each = logs.lines == run["handled"] and not logs.broken
     verdicts = [verdict(growth < TARGET_GROWTH_MB and not server_errors and one_line_each,
                         f"soak (issue 11): RSS {growth:+.1f} MB over {run['sent']:,} requests after warm-up "

@@ -137,7 +137,8 @@ def run(context) -> SectionResult:
         added = percentile(handler, 0.5) - percentile(raw, 0.5)
         rows.append([case, f"{sizes[case] / 1024:,.1f} KB", str(len(handler)), f"{percentile(handler, 0.5):.2f}",
                      f"{percentile(handler, 0.99):.2f}", f"{percentile(raw, 0.5):.3f}", f"{added:+.2f} ms",
-                     f"**{percentile(handler, 0.5) / percentile(raw, 0.5) - 1:+.0%}**", f"{percentile(parse, 0.5):.2f}"])
+                     f"**{percentile(handler, 0.5) / percentile(raw, 0.5) - 1:+.0%}**",
+                     f"{percentile(parse, 0.5):.2f}"])
     markdown = "\n".join([
         "Handler calls (`function.app.handler(event, None)`, API Gateway v2 events, result cache off) alternate one "
         "by one with the raw interpreter call on the same inputs, already typed arrays (the model's LiteRT "

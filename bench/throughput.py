@@ -125,7 +125,8 @@ def run(context) -> SectionResult:
     markdown = "\n".join([
         f"wrk 4.1 (Debian), one thread, {context.load_seconds} s per row after a 1 s warm-up, POSTing the same "
         "body each time (bench/wrk_post.lua); the server pinned to one core (`taskset -c 0`), wrk to the other. "
-        "Requests/s over the whole run; p50/p99 from wrk's latency distribution; socket errors as wrk counts them (a read error is a connection the server closed without an answer). "
+        "Requests/s over the whole run; p50/p99 from wrk's latency distribution; socket errors as wrk counts them "
+        "(a read error is a connection the server closed without an answer). "
         "Inputs: the cat JPEG (base64 JSON) for /classify, a review sentence for /sentiment and /tokenize.",
         "",
         table(["route", "connections", "result cache", "requests/s", "p50 ms", "p99 ms", "requests", "non-2xx",

@@ -52,7 +52,8 @@ tensor gate: per output, max error as a fraction of the output's range <= {float
 {float16:g} (float16), {dynamic:g} (dynamic and mixed), {int8:g} (int8).
 
 served gate (raw samples + expected in the validation file): the same top-1 or label-set thresholds, and every
-score an answer shows within {score_float32:g} (float32), {score_float16:g} (float16), {score_dynamic:g} (dynamic, mixed, int8) of expected's.
+score an answer shows within {score_float32:g} (float32), {score_float16:g} (float16), {score_dynamic:g} (dynamic,
+mixed, int8) of expected's.
 
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
 progress: on a terminal, each long step draws a count on stderr; nothing when stderr is not a terminal.

@@ -332,7 +332,8 @@ class ConversionJob:
         outcome = ModeResult(mode, content, model, result, served, self.serves_raw_inputs,
                              self.mixed.float_layers if mode == "mixed" else None, outputs)
         summary = result.summary + (f", {served.summary}" if served else "")
-        self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {summary}, gate {'pass' if outcome.gate_error is None else 'FAIL'}")
+        gate = "pass" if outcome.gate_error is None else "FAIL"
+        self.stage(f"{mode}: {len(content) / 1e3:.1f} KB, {summary}, gate {gate}")
         return outcome
 
 

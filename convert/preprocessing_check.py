@@ -186,7 +186,8 @@ def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dic
     matches = []
     if declared["color_mode"] != "L":  # the known modes are all 3-channel
         for mode, mode_fields in keras_applications.MODES.items():
-            candidate = {key: value for key, value in {**declared, **mode_fields}.items() if key != "keras_applications"}
+            candidate = {key: value for key, value in {**declared, **mode_fields}.items()
+                         if key != "keras_applications"}
             if keras_applications.mode_of(declared) == mode:
                 continue
             result = gate.judge(content, model, "float32", candidate)

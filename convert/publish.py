@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m convert publish")
             raise PublishError(f"{args.url!r} is not an s3://bucket/prefix/ URL")
         if changing:
             entry = change_labels(args.url, client_from_environment(), args.model, args.promote, args.abort)
-            print(f"{args.model}: stable is now version {entry.stable.version[:12]}; labels: "
-                  f"{', '.join(f'{label} {version[:12]}' for label, version in sorted(entry.labels.items())) or 'none'}")
+            labels = ", ".join(f"{label} {version[:12]}" for label, version in sorted(entry.labels.items()))
+            print(f"{args.model}: stable is now version {entry.stable.version[:12]}; labels: {labels or 'none'}")
             return 0
         result = publish(args.model_dir, args.url, client_from_environment(), args.label, args.weight)
     except (PublishError, RuntimeError, ValueError, OSError) as exc:

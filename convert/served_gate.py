@@ -113,7 +113,8 @@ def per_sample_classes(task: Task, results: list[Result], expected: np.ndarray, 
             expected_label = [label for label, score in zip(labels, wanted[index]) if score >= DEFAULT_THRESHOLD]
         else:
             served_label, expected_label = result["label"], labels[int(np.argmax(wanted[index]))]
-        records.append({"index": index, "agrees": bool(agree[index]), "max_score_diff": round(float(differences[index]), 6),
+        records.append({"index": index, "agrees": bool(agree[index]),
+                        "max_score_diff": round(float(differences[index]), 6),
                         "served": {"label": served_label, "scores": _scores_text(labels, served[index])},
                         "expected": {"label": expected_label, "scores": _scores_text(labels, wanted[index])}})
     return records, differences

@@ -6,7 +6,8 @@
 
 Credentials come from wherever the AWS CLI finds them (environment, ~/.aws profiles, SSO, an instance or task
 role); the principal needs execute-api:Invoke on the API (docs/deploy.md). The region is read from the
-execute-api URL, else --region, AWS_REGION or the AWS configuration. Needs `botocore` and `requests` (pip install botocore requests).
+execute-api URL, else --region, AWS_REGION or the AWS configuration. Needs `botocore` and `requests`
+(pip install botocore requests).
 Prints the response body; exits 1 when the status is not 2xx.
 """
 from __future__ import annotations

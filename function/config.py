@@ -66,7 +66,8 @@ class Env:
     LAMBDA_TASK_ROOT = "LAMBDA_TASK_ROOT"  # set only inside Lambda: where the code is (read-only)
     # "snap-start" when Lambda initialises a version to snapshot it (function/snapstart.py), else on-demand etc.
     AWS_LAMBDA_INITIALIZATION_TYPE = "AWS_LAMBDA_INITIALIZATION_TYPE"
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"  # MB: what buys vCPUs (function/model/threads.py)
+    # MB: what buys vCPUs (function/model/threads.py)
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
     AWS_REGION = "AWS_REGION"
     AWS_DEFAULT_REGION = "AWS_DEFAULT_REGION"
     AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"

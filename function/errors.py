@@ -97,7 +97,8 @@ ERROR_CODES: dict[str, ErrorCode] = {
                                "(image/images, text/texts, TF Serving's instances/inputs) are sent; an empty raw "
                                "image body; a v2 input without data"),
     "invalid_field": ErrorCode(InvalidInput, "a field of the wrong type or value: a batch that is not a list, an "
-                               "item that is not a string, top_k not a positive integer or \"all\", threshold not a number in "
+                               "item that is not a string, top_k not a positive integer or \"all\", threshold not a "
+                               "number in "
                                "[0, 1] (or sent to a model that answers one label), model not a non-empty string, "
                                "normalize not a boolean, text with a lone surrogate; on the tensor routes "
                                "a request field of the wrong type or an input named twice or not as the model "

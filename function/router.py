@@ -88,7 +88,8 @@ OPENAI = Group("openai", "/v1/embeddings", openai_error_body, _routes({
 def _model_routes(model_path: str, selectors: tuple[str, ...], table: dict[str, dict[str, str]]) -> dict:
     """A tensor protocol's model routes (suffix -> method -> route), each also under every selector of a version
     (".../versions/{version}", ".../labels/{label}"): the protocols spell every model route that way."""
-    return {f"{model_path}{selector}{suffix}": methods for selector in ("", *selectors) for suffix, methods in table.items()}
+    return {f"{model_path}{selector}{suffix}": methods
+            for selector in ("", *selectors) for suffix, methods in table.items()}
 
 
 # TensorFlow Serving's REST API (docs/api.md): every path under /v1 but OpenAI's /v1/embeddings, as TF Serving's
@@ -173,7 +174,8 @@ class Match:
         if method not in methods and self.group.malformed is not None:
             raise self.group.malformed(method, self.path)
         if self.template is None:
-            raise refuse("route_not_found", f"There is no route {quoted(self.path)}; GET /openapi.json lists every route.")
+            raise refuse("route_not_found",
+                         f"There is no route {quoted(self.path)}; GET /openapi.json lists every route.")
         if method not in methods:
             raise MethodNotAllowed(method, self.template, sorted(methods))
         return methods[method]

@@ -3,9 +3,9 @@
     .venv/bin/python tools/refresh_doc_examples.py docs/api.md README.md
 
 Starts `python -m function.devserver` on 127.0.0.1:8080 with an empty result cache of its own for each file (so
-"cached" flags are what a first request gets), in a temporary directory holding the example files the docs name: cat.jpg and
-coffee.jpg (scikit-image's chelsea and coffee as JPEG, quality 90) and digit.png (scikit-learn's first 8x8 "3").
-Each console block's commands run in order, so a block can show a miss and then a hit.
+"cached" flags are what a first request gets), in a temporary directory holding the example files the docs name:
+cat.jpg and coffee.jpg (scikit-image's chelsea and coffee as JPEG, quality 90) and digit.png (scikit-learn's first
+8x8 "3"). Each console block's commands run in order, so a block can show a miss and then a hit.
 """
 from __future__ import annotations
 

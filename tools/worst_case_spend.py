@@ -135,7 +135,8 @@ def table(caps: Caps) -> str:
             worst_total = None if worst is None or worst_total is None else worst_total + worst
     lines.append(f"| **total, as deployed ({caps.architecture})** | | **{dollars(loop_total)}** | "
                  f"**{dollars(worst_total)}** |")
-    lines.append(f"| per day | | {dollars(loop_total * 24)} | {dollars(None if worst_total is None else worst_total * 24)} |")
+    worst_per_day = None if worst_total is None else worst_total * 24
+    lines.append(f"| per day | | {dollars(loop_total * 24)} | {dollars(worst_per_day)} |")
     flood = ANONYMOUS_FLOOD_PER_SECOND * 3600 * ACCESS_LOG_BYTES / GB * LOGS_PER_GB_INGESTED if caps.access_logs else 0
     return "\n".join([
         f"Caps: {caps.rate:g} requests/s (burst {caps.burst:g}), {caps.reserved or 'unreserved'} containers of "

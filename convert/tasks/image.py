@@ -44,7 +44,8 @@ def parse_image_preprocessing(value, task: str) -> dict:
     mean = numbers(data.get("mean", [0.0]), "preprocessing.mean", (1, channels), what)
     std = numbers(data.get("std", [1.0]), "preprocessing.std", (1, channels), what, positive=True)
     normalised = {"type": "image", "color_mode": color_mode, "size": [height, width], "resize": resize,
-                  "divisor": float(divisor), "mean": mean * (channels // len(mean)), "std": std * (channels // len(std))}
+                  "divisor": float(divisor), "mean": mean * (channels // len(mean)),
+                  "std": std * (channels // len(std))}
     if "exif_orientation" in data:  # absent: true, the function's default
         if not isinstance(data["exif_orientation"], bool):
             raise refuse("preprocessing.exif_orientation", f"is {show(data['exif_orientation'])}", "write true (turn "

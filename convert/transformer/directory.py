@@ -20,7 +20,8 @@ TRANSFORMER, POOLING, NORMALIZE = "Transformer", "Pooling", "Normalize"
 # 1_Pooling/config.json's flags (sentence-transformers' Pooling module), each with the mode convert calls it.
 POOLING_FLAGS = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls",
                  "pooling_mode_max_tokens": "max", "pooling_mode_lasttoken": "lasttoken",
-                 "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len", "pooling_mode_weightedmean_tokens": "weightedmean"}
+                 "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len",
+                 "pooling_mode_weightedmean_tokens": "weightedmean"}
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ class ModelSourceError(RuntimeError):
 class ModelSource(ABC):
     description: str  # for the logs and the local server's first line
     directory: Path  # where the model directories are on disk (downloaded into, for a remote source)
-    checks_on_request = False  # True: a due check runs in the request that sees it (a local disk), not in the background
+    # True: a due check runs in the request that sees it (a local disk), not in the background
+    checks_on_request = False
     # What prepare() raises when the files cannot be fetched (the registry keeps the serving version): a remote
     # source adds its transport's errors, so the init of a function on local models never imports http.client.
     fetch_errors: tuple[type[BaseException], ...] = (OSError,)

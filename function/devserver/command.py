@@ -1,4 +1,5 @@
-"""`lambda-tflite serve [MODEL_DIR] [--host 127.0.0.1] [--port 8080] [--cors-origins ORIGINS]`: the development server of the installed command.
+"""`lambda-tflite serve [MODEL_DIR] [--host 127.0.0.1] [--port 8080] [--cors-origins ORIGINS]`: the development
+server of the installed command.
 
 The same server as `python -m function.devserver` (what `make serve` runs); only the defaults suit a command run from
 any folder: the models in ./models of the current folder (the checkout's models/ anywhere inside a checkout, as

@@ -1,5 +1,6 @@
 """CORS on the local server, as API Gateway applies the HTTP API's CorsConfiguration in AWS: one set of settings,
-function/devserver/cors.json, which serverless.yml reads too (its `corsOrigins` param and the HttpApi's CorsConfiguration).
+function/devserver/cors.json, which serverless.yml reads too (its `corsOrigins` param and the HttpApi's
+CorsConfiguration).
 
 As API Gateway does once CORS is configured: a preflight (OPTIONS with Origin and Access-Control-Request-Method) is
 answered here, 204, never by the function; an allowed origin's preflight and answers carry the allowing headers,
@@ -15,7 +16,8 @@ from pathlib import Path
 
 from function.responses import Response
 
-SETTINGS_FILE = Path(__file__).with_name("cors.json")  # beside this module: an installed `lambda-tflite serve` has it too
+# Beside this module: an installed `lambda-tflite serve` has it too.
+SETTINGS_FILE = Path(__file__).with_name("cors.json")
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,8 @@ class CorsPolicy:
 
     @classmethod
     def load(cls, origins: str | None = None, settings_file: Path = SETTINGS_FILE) -> CorsPolicy:
-        """function/devserver/cors.json's settings; `origins` (comma-separated, as the corsOrigins param) replaces its default."""
+        """function/devserver/cors.json's settings; `origins` (comma-separated, as the corsOrigins param) replaces
+        its default."""
         settings = json.loads(settings_file.read_text(encoding="utf-8"))
         listed = settings["origins"] if origins is None else origins
         return cls(tuple(origin.strip() for origin in listed.split(",") if origin.strip()),

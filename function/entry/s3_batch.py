@@ -41,8 +41,8 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
         recorder.record_escape(service, "s3_batch_operations", exc, started, lambda_request_id)  # a job's line
     else:
         items = [_item(run, task, version) for task in tasks]
-        results = [_result(task, RESULT_CODES[o.status], _result_string(o))
-                   for task, o in zip(tasks, answer_items(service, run, items, "s3_batch_operations", lambda_request_id))]
+        outcomes = answer_items(service, run, items, "s3_batch_operations", lambda_request_id)
+        results = [_result(task, RESULT_CODES[o.status], _result_string(o)) for task, o in zip(tasks, outcomes)]
     return {"invocationSchemaVersion": version, "treatMissingKeysAs": "PermanentFailure",
             "invocationId": event.get("invocationId"), "results": results}
 

@@ -34,8 +34,8 @@ def describe_classify(deployment: Deployment) -> Operation:
                     spec.Parameter("threshold", spec.THRESHOLD, "Multi-label threshold, for a raw image body.")),
         response=spec.obj({"model": spec.STRING, "model_version": spec.MODEL_VERSION,
                            "predictions": spec.array(prediction, minItems=1)}),
-        errors=(*spec.JSON_BODY, *spec.STRICT, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type", "image_too_large",
-                "unsupported_image", *spec.MODEL_CHOICE),
+        errors=(*spec.JSON_BODY, *spec.STRICT, *spec.ONE_OR_MANY, "invalid_base64", "unsupported_media_type",
+                "image_too_large", "unsupported_image", *spec.MODEL_CHOICE),
         limits=(Env.MAX_BODY_BYTES, Env.MAX_BATCH, Env.MAX_IMAGE_PIXELS),
         tags=("images",),
     )

@@ -107,7 +107,8 @@ def _operation(template: str, operation_id: str, operation: Operation, settings:
     for status, (description, schema) in sorted(operation.dialect_errors.items()):
         ours = spec["responses"].get(status)
         if ours is None:
-            spec["responses"][status] = {"description": description, "content": {"application/json": {"schema": schema}}}
+            spec["responses"][status] = {"description": description,
+                                         "content": {"application/json": {"schema": schema}}}
         else:
             content = ours["content"]["application/json"]
             ours["description"] += f"; {description}"

@@ -26,7 +26,8 @@ def _datatypes() -> dict:
 def describe_server_metadata(deployment: Deployment) -> Operation:
     return spec.Operation(
         summary="Open Inference: server metadata",
-        description="The server's name, version and protocol extensions (binary_tensor_data and Triton's model_repository, model_configuration and statistics).",
+        description="The server's name, version and protocol extensions (binary_tensor_data and Triton's "
+                    "model_repository, model_configuration and statistics).",
         response=spec.obj({"name": spec.STRING, "version": spec.STRING, "extensions": spec.array(spec.STRING)}),
         tags=TAGS,
     )

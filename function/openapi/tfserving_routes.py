@@ -79,7 +79,8 @@ def describe_predict(deployment: Deployment) -> Operation:
                 "signature_name": {"type": ["string", "null"], "description": "The model's one signature, "
                                    "serving_default (or \"\"); null or left out, the same."},
                 tfserving.ROW: spec.array({"anyOf": [encoded, value_or_named]}, minItems=1,
-                                          maxItems=deployment.settings.max_tensor_batch, description="Row format: one entry per instance, "
+                                          maxItems=deployment.settings.max_tensor_batch,
+                                          description="Row format: one entry per instance, "
                                                       f"{spec.batch_limit(deployment)}; an object naming every input "
                                                       "per instance, or the bare value for a single-input model."),
                 tfserving.COLUMNAR: {"anyOf": [value_or_named, images], "description": "Columnar format: every "

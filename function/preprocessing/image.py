@@ -64,7 +64,8 @@ class ImagePreprocessor:
         Image.MAX_IMAGE_PIXELS = max(Image.MAX_IMAGE_PIXELS or 0, max_pixels)
 
     def decode(self, data: bytes, where: str = "the image") -> Image.Image:
-        """Bytes -> an upright image in the model's colour mode, not yet resized. Raises PayloadTooLarge or UnsupportedMedia."""
+        """Bytes -> an upright image in the model's colour mode, not yet resized. Raises PayloadTooLarge or
+        UnsupportedMedia."""
         try:
             # formats=: never let Pillow try parsers we do not serve (EPS would even run Ghostscript).
             image = Image.open(io.BytesIO(data), formats=OPENERS)

@@ -32,8 +32,8 @@ from function.tasks.base import Batch, Result, Task
 Instance = dict[str, np.ndarray]
 LITTLE_ENDIAN = sys.byteorder == "little"  # results keep little-endian bytes: on such a machine, the arrays as they are
 # The dtypes a tensor can be sent and answered in as JSON numbers or booleans (function/protocols/tensor_values.py).
-SERVABLE_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                             "uint64", "bool"})
+SERVABLE_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                             "uint32", "uint64", "bool"})
 
 
 class TensorBatch(Sequence):

@@ -67,8 +67,8 @@ def write_saved_model(
     representative: Mapping[str, np.ndarray] | None = None,
     extra_files: Mapping[str, Path] | None = None,
 ) -> Path:
-    """Export with `model.export()` (tf.saved_model.save converts without error to a weightless model: convert refuses it) plus the
-    sidecar, validation.npz, optional representative.npz and extra files (e.g. tokenizer.json).
+    """Export with `model.export()` (tf.saved_model.save converts without error to a weightless model: convert
+    refuses it) plus the sidecar, validation.npz, optional representative.npz and extra files (e.g. tokenizer.json).
     Written to a staged sibling and swapped in (convert's staged_output_dir), so an interrupted build never
     leaves a half model nor loses the previous one."""
     out_dir = Path(out_dir)

@@ -62,7 +62,8 @@ def test_none_makes_every_route_public(packages):
 
 
 def test_jwt_without_an_issuer_fails_at_packaging_instead_of_deploying(osls, tmp_path):
-    done = osls.package(tmp_path / "package", *DEFAULT_IMAGE, "--param", "auth=jwt", "--param", f"jwtAudience={JWT_AUDIENCE}")
+    done = osls.package(tmp_path / "package", *DEFAULT_IMAGE, "--param", "auth=jwt",
+                        "--param", f"jwtAudience={JWT_AUDIENCE}")
     assert done.returncode != 0
     assert "provider.httpApi.authorizers.jwt" in done.stdout + done.stderr
 
@@ -117,7 +118,8 @@ def test_no_browser_origin_is_allowed_unless_listed(packages):
 
 
 def test_the_cors_settings_are_the_devserver_cors_json_s_which_the_local_server_applies(packages):
-    """One source for both: serverless.yml reads function/devserver/cors.json, and so does function/devserver/cors.py."""
+    """One source for both: serverless.yml reads function/devserver/cors.json, and so does
+    function/devserver/cors.py."""
     listed = cors(resources(packages, "jwt"))
     policy = CorsPolicy.load("https://app.example.com,https://admin.example.com")
     assert (listed["AllowHeaders"], listed["AllowMethods"], int(listed["MaxAge"])) == (

@@ -150,7 +150,8 @@ def test_params_switch_on_warmup_provisioned_concurrency_stage_and_region(packag
     # Both the API and the warm-up must reach the provisioned alias, or the warm instances sit unused.
     alias_arn = {"Fn::Join": [":", [{"Fn::GetAtt": ["ApiLambdaFunction", "Arn"]}, alias["Properties"]["Name"]]]}
     assert only_target(rule)["Arn"] == alias_arn
-    assert only(resources_of_type(template, "AWS::ApiGatewayV2::Integration"))["Properties"]["IntegrationUri"] == alias_arn
+    integration = only(resources_of_type(template, "AWS::ApiGatewayV2::Integration"))
+    assert integration["Properties"]["IntegrationUri"] == alias_arn
 
 
 def test_the_function_runs_on_x86_64_by_default_and_on_arm64_by_the_param(function, packages):

@@ -44,7 +44,8 @@ def test_the_only_install_is_requirements_txt_without_dependencies():
     requirement_files = [words[i + 1] for i, word in enumerate(words) if word in ("-r", "--requirement")]
     assert requirement_files == ["${LAMBDA_TASK_ROOT}/requirements.txt"]
     options_with_values = {"-r", "--requirement", "--target", "-t"}
-    positional = [w for i, w in enumerate(words[2:], 2) if not w.startswith("-") and words[i - 1] not in options_with_values]
+    positional = [w for i, w in enumerate(words[2:], 2)
+                  if not w.startswith("-") and words[i - 1] not in options_with_values]
     assert positional == [], f"packages installed beside requirements.txt: {positional}"
 
 
@@ -86,11 +87,13 @@ def test_model_dir_points_at_the_copied_models_and_cmd_names_the_handler():
 
 def test_dockerignore_keeps_the_context_to_what_the_image_copies():
     ignore = DockerIgnore()
-    for kept in ("requirements.txt", "runtime-prune.txt", "tools/prune_runtime.py", "function/app.py", "function/cache/dynamodb.py", "models/digits/model.tflite",
-                 "models/digits/manifest.json", "models/sentiment/tokenizer.json"):
+    for kept in ("requirements.txt", "runtime-prune.txt", "tools/prune_runtime.py", "function/app.py",
+                 "function/cache/dynamodb.py", "models/digits/model.tflite", "models/digits/manifest.json",
+                 "models/sentiment/tokenizer.json"):
         assert not ignore.excludes(kept), kept
     for dropped in (".venv/bin/python", "saved_model/digits/saved_model.pb", "convert/__main__.py", "build/x",
-                    "tools/node_modules/osls/package.json", "tools/prepare-lambda-runtime.sh", "function/__pycache__/app.cpython-312.pyc",
+                    "tools/node_modules/osls/package.json", "tools/prepare-lambda-runtime.sh",
+                    "function/__pycache__/app.cpython-312.pyc",
                     "models/digits/report.md", "tests/__init__.py", ".git/HEAD", "requirements-build.txt",
                     "function/devserver/__main__.py", "function/devserver/server.py",
                     "function/devserver/framing.py"):

@@ -80,7 +80,8 @@ def test_bulk_runs_and_batch_operations_invoke_the_alias_and_tracing_is_the_role
     assert machine["DefinitionSubstitutions"]["FunctionArn"] == {"Ref": ALIAS}
     for role in ("BulkInferenceRole", "BatchOperationsRole"):
         (policy,) = resources[role]["Properties"]["Policies"]
-        invoke = [s["Resource"] for s in policy["PolicyDocument"]["Statement"] if s["Action"] == "lambda:InvokeFunction"]
+        invoke = [s["Resource"] for s in policy["PolicyDocument"]["Statement"]
+                  if s["Action"] == "lambda:InvokeFunction"]
         assert invoke == [{"Ref": ALIAS}], role
     assert deployed(packaged.template)["Outputs"]["FunctionArn"]["Value"] == {"Ref": ALIAS}
     assert "$LATEST" not in json.dumps(resources)

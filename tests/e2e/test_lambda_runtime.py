@@ -172,7 +172,8 @@ def test_the_runtime_environment_has_requirements_txt_alone_and_no_tensorflow(ta
     assert done.returncode == 0, done.stderr
     facts = json.loads(done.stdout.strip().splitlines()[-1])
     assert facts == {"tf_loaded": [], "tf_installed": False, "prefix": str(RUNTIME_PYTHON.parent.parent)}
-    installed = subprocess.run([str(RUNTIME_PYTHON), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+    installed = subprocess.run([str(RUNTIME_PYTHON), "-m", "pip", "list", "--format=json",
+                                "--disable-pip-version-check"],
                                capture_output=True, text=True, check=True, env=environment).stdout
     names = {p["name"].lower().replace("_", "-") for p in json.loads(installed)} - {"pip", "setuptools"}
     locked = {line.split("==")[0].strip().lower().replace("_", "-")

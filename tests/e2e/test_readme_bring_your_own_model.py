@@ -5,8 +5,8 @@ install put on PATH. The model is small and trained here; it takes photos of any
 What the test sets around the blocks and why: pip works offline (PIP_NO_INDEX; PIP_NO_BUILD_ISOLATION=0, which
 turns build isolation off, and PIP_NO_DEPS: the build backend and every dependency are the dev venv's, reached
 through the fresh venv's .pth, tests/support/installed_package.py, and that venv installs requirements.txt without
-its packages' own declared dependencies, which pip would otherwise look for); `lambda-tflite serve` gets `--port 0` appended (8080 may be taken
-where the tests run) and runs until the test has called it.
+its packages' own declared dependencies, which pip would otherwise look for); `lambda-tflite serve` gets `--port 0`
+appended (8080 may be taken where the tests run) and runs until the test has called it.
 """
 from __future__ import annotations
 

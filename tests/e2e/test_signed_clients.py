@@ -127,7 +127,8 @@ def test_the_endpoint_refuses_what_api_gateway_refuses(endpoint):
     assert send(tampered) == 403
     other_region = example.signed_request("POST", url, b"{}", "application/json", credentials, "eu-west-1")
     assert send(other_region) == 403
-    wrong_secret = example.signed_request("POST", url, b"{}", "application/json", Credentials(LONG_TERM[0], "x"), REGION)
+    wrong_secret = example.signed_request("POST", url, b"{}", "application/json", Credentials(LONG_TERM[0], "x"),
+                                          REGION)
     assert send(wrong_secret) == 403
     unsigned = requests.Request("POST", url, data=b"{}").prepare()
     assert send(unsigned) == 403

@@ -166,7 +166,8 @@ def test_batch_operations_results_of_one_key_in_two_buckets_or_two_versions_neve
     answer = handle_event(door_service, batch_operations(tasks, model="digits"), None)
     assert [r["resultCode"] for r in answer["results"]] == ["Succeeded"] * 4
     keys = [f"{RESULTS}{first}/same.png.json", f"{RESULTS}{second}/same.png.json",
-            f"{RESULTS}{second}@{quote(old, safe='')}/v.png.json", f"{RESULTS}{second}@{quote(new, safe='')}/v.png.json"]
+            f"{RESULTS}{second}@{quote(old, safe='')}/v.png.json",
+            f"{RESULTS}{second}@{quote(new, safe='')}/v.png.json"]
     labels = [aws.read_json(results, key)["predictions"][0]["label"] for key in keys]
     assert labels == [r["resultString"].split()[0] for r in answer["results"]]
     assert labels == ["0", "1", "2", "3"]  # each result file holds its own object's answer

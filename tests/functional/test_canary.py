@@ -168,7 +168,8 @@ def test_promote_and_rollback_change_the_index_in_one_write_and_take_effect_at_t
     for other in digit_images(50, seed=12):
         assert deployment.classify(other)["model_version"] == deployment.canary
     assert before in (deployment.stable, deployment.canary)
-    assert "version_labels" not in (m := {m["name"]: m for m in call(deployment.service, "GET", "/models")[1]["models"]}["digits"]), m
+    listed = {m["name"]: m for m in call(deployment.service, "GET", "/models")[1]["models"]}["digits"]
+    assert "version_labels" not in listed, listed
 
     assert publish_main([deployment.url, "--model", "digits", "--rollback"]) == 0
     assert deployment.classify(image)["model_version"] == deployment.canary  # until the next refresh

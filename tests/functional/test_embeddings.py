@@ -82,7 +82,8 @@ def test_cached_vectors_are_bit_for_bit_and_skip_tokenization(registry, demo_mod
     second = Service(ServiceSettings.from_env({}, model_dir=demo_models), store, fresh_registry)
     cached = embed(second, SENTENCES)
     assert [item["cached"] for item in cached["embeddings"]] == [True] * 3
-    assert [item["embedding"] for item in cached["embeddings"]] == [item["embedding"] for item in computed["embeddings"]]
+    assert ([item["embedding"] for item in cached["embeddings"]]
+            == [item["embedding"] for item in computed["embeddings"]])
     task = fresh_registry.task("minilm")
     assert "encoder" not in task._components and not task.loaded  # noqa: SLF001  (a hit loads nothing)
 

@@ -173,7 +173,8 @@ def test_the_documented_command_converts_a_directory_as_written(tmp_path):
     os.symlink(source / "model.safetensors", copy / "model.safetensors")
     program, *arguments = shlex.split(command)
     assert program == "lambda-tflite"  # the installed command (tests/e2e/test_package_install.py): its module here
-    run = subprocess.run([sys.executable, "-m", "convert.cli", *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=1800,
+    run = subprocess.run([sys.executable, "-m", "convert.cli", *arguments], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=1800,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert run.returncode == 0, run.stderr
     manifest = json.loads((tmp_path / "models" / "my-sentence-transformer" / "manifest.json").read_text())

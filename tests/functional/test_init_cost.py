@@ -28,8 +28,8 @@ NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "r
 
 # The first request of each route on the image's own models (tests/support/route_events.py): the page and the
 # OpenAPI document keep their dataclasses, so their GETs are not walked.
-FIRST_REQUESTS = ("POST /classify", "POST /classify-text", "POST /sentiment", "POST /tokenize", "POST /embed", "POST /v1/embeddings",
-                  "POST /v1/models/tabular:predict", "POST /v2/models/tabular/infer")
+FIRST_REQUESTS = ("POST /classify", "POST /classify-text", "POST /sentiment", "POST /tokenize", "POST /embed",
+                  "POST /v1/embeddings", "POST /v1/models/tabular:predict", "POST /v2/models/tabular/infer")
 
 PROBE = r"""
 import gc, json, os, sys

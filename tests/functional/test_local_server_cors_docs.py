@@ -1,7 +1,7 @@
 """The local server's CORS and API console in a real browser (Debian's Chromium, headless, via Playwright):
 
-- CORS from function/devserver/cors.json, the settings serverless.yml gives the deployed HTTP API: a page of another origin
-  calls the API with a JSON body (so the browser sends a preflight first) and reads the answer when its origin is
+- CORS from function/devserver/cors.json, the settings serverless.yml gives the deployed HTTP API: a page of another
+  origin calls the API with a JSON body (so the browser sends a preflight first) and reads the answer when its origin is
   allowed, and cannot when it is not; the preflight itself is answered as API Gateway answers it;
 - /docs: Swagger UI over /openapi.json from the installed package, every asset from this server (no request fails,
   none leaves it), listing every route of the document, and "Try it out" calls the API.
@@ -65,8 +65,8 @@ def test_the_settings_are_the_deployed_api_s(cors_api, demo_api):  # noqa: F811
 
 
 def test_without_an_allowed_origin_nothing_changes(demo_api):  # noqa: F811
-    """function/devserver/cors.json allows no origin by default, as serverless.yml's corsOrigins: no CORS header, and OPTIONS
-    reaches the function."""
+    """function/devserver/cors.json allows no origin by default, as serverless.yml's corsOrigins: no CORS header, and
+    OPTIONS reaches the function."""
     assert CorsPolicy.load().origins == ()
     answer = requests.options(f"{demo_api}/classify-text", timeout=30, headers={
         "Origin": "https://app.example.com", "Access-Control-Request-Method": "POST"})

@@ -17,7 +17,8 @@ from tests.support.tensor_fixtures import tensor_model_dir, tensor_registry, ten
 INFER = "/v2/models/tabular/infer"
 BODY = {"inputs": [{"name": "vitals", "shape": [1, 3], "datatype": "FP32", "data": [59.0, 32.1, 101.0]},
                    {"name": "sex", "shape": [1], "datatype": "INT32", "data": [2]},
-                   {"name": "serum", "shape": [1, 6], "datatype": "FP32", "data": [157.0, 93.2, 38.0, 4.0, 4.86, 87.0]}]}
+                   {"name": "serum", "shape": [1, 6], "datatype": "FP32",
+                    "data": [157.0, 93.2, 38.0, 4.0, 4.86, 87.0]}]}
 
 
 def binary_request(service, header_length: str, body: bytes) -> tuple[int, dict]:

@@ -114,7 +114,8 @@ def test_error_statuses_come_from_the_error_kinds(service):
                 # TEI's error bodies ({"error", "error_type"}, its own statuses) beside this API's on /embed, /tokenize
                 schemas = schema.get("anyOf", [schema])
                 errors = [one["properties"]["error"] for one in schemas]
-                codes = [code for error in errors if "properties" in error for code in error["properties"]["code"]["enum"]]
+                codes = [code for error in errors if "properties" in error
+                         for code in error["properties"]["code"]["enum"]]
                 assert all(status_of_kind(ERROR_CODES[code].kind) == int(status) for code in codes), (path, status)
 
 

@@ -27,7 +27,8 @@ CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (tools/install-test-dep
 ARTIFACTS = REPO / "build" / "test-artifacts"
 PHONE = {"width": 390, "height": 844}
 # Every visible <img> has decoded pixels: a broken image (a src that is not an image) has naturalWidth 0.
-BROKEN_IMAGES = """() => [...document.images].filter((img) => img.checkVisibility() && (!img.complete || img.naturalWidth === 0))
+BROKEN_IMAGES = """() => [...document.images]
+  .filter((img) => img.checkVisibility() && (!img.complete || img.naturalWidth === 0))
   .map((img) => img.id || img.alt || img.src.slice(0, 40))"""
 
 

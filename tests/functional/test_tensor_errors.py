@@ -174,8 +174,8 @@ tf_bodies = st.one_of(st.fixed_dictionaries({"instances": st.one_of(st.lists(row
                       st.fixed_dictionaries({"inputs": st.one_of(rows, tensors)},
                                             optional={"signature_name": st.one_of(st.text(max_size=5), numbers)}))
 # TENSOR_PROPERTY_EXAMPLES (default 300, ~30 s) for a longer hunt.
-GENERATED = settings(max_examples=int(os.environ.get("TENSOR_PROPERTY_EXAMPLES", "300")), deadline=None, derandomize=True, database=None,
-                     suppress_health_check=list(HealthCheck))
+GENERATED = settings(max_examples=int(os.environ.get("TENSOR_PROPERTY_EXAMPLES", "300")), deadline=None,
+                     derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 
 
 @GENERATED

@@ -39,7 +39,8 @@ def test_health_and_server_metadata(tensor_service):
     assert call(tensor_service, "GET", "/v2/health/live") == (200, {"live": True})
     assert call(tensor_service, "GET", "/v2/health/ready") == (200, {"ready": True})
     status, body = call(tensor_service, "GET", "/v2")
-    assert status == 200 and body["extensions"] == ["binary_tensor_data", "model_repository", "model_configuration", "statistics"] and body["name"] and body["version"]
+    assert status == 200 and body["name"] and body["version"]
+    assert body["extensions"] == ["binary_tensor_data", "model_repository", "model_configuration", "statistics"]
 
 
 def test_model_metadata_and_readiness(tensor_service, tensor_registry):
@@ -80,7 +81,8 @@ def test_outputs_selects_and_orders_the_answer(tensor_service):
 
 def test_binary_inputs_and_outputs_match_json(tensor_service):
     header = {"inputs": [{"name": name, "shape": list(values[:COUNT].shape), "datatype": DATATYPES[name],
-                          "parameters": {"binary_data_size": values[:COUNT].nbytes}} for name, values in INPUTS.items()],
+                          "parameters": {"binary_data_size": values[:COUNT].nbytes}}
+                         for name, values in INPUTS.items()],
               "parameters": {"binary_data_output": True}}
     tail = b"".join(values[:COUNT].astype(values.dtype.newbyteorder("<")).tobytes() for values in INPUTS.values())
     status, headers, answer, data = binary_call(tensor_service, "/v2/models/tabular/infer", header, tail)

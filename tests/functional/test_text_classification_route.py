@@ -123,7 +123,8 @@ def test_classify_takes_top_k_all_in_json_and_in_the_query(service):
     assert result["statusCode"] == 200 and len(json.loads(result["body"])["predictions"][0]["top_k"]) == 10
 
 
-@pytest.mark.parametrize("path,fields", [("/classify", "classify:JSON_FIELDS"), ("/classify-text", "text:CLASSIFY_FIELDS"),
+@pytest.mark.parametrize("path,fields", [("/classify", "classify:JSON_FIELDS"),
+                                         ("/classify-text", "text:CLASSIFY_FIELDS"),
                                          ("/sentiment", "text:CLASSIFY_FIELDS"), ("/tokenize", "text:TEXT_FIELDS")])
 def test_the_openapi_body_has_exactly_the_fields_the_route_reads(service, path, fields):
     module, name = fields.split(":")

@@ -85,7 +85,8 @@ def copy_steps(task_root: str, path: Path = DOCKERFILE) -> list[CopyStep]:
 
 
 class DockerIgnore:
-    """`.dockerignore` semantics: the last matching pattern wins, `!` re-includes, a matched directory covers its files."""
+    """`.dockerignore` semantics: the last matching pattern wins, `!` re-includes, a matched directory covers its
+    files."""
 
     def __init__(self, path: Path = DOCKERIGNORE):
         self.rules: list[tuple[re.Pattern, bool]] = []

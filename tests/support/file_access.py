@@ -28,7 +28,8 @@ def strace_prefix(log: Path) -> tuple[str, ...]:
     """The command prefix that records, for the whole process tree, every successful open into `log`."""
     if not Path(STRACE).exists():
         raise StraceMissing("strace not found: run `bash tools/install-test-deps.sh` as root (Debian's strace)")
-    return (STRACE, "-f", "-qq", "-z", "-y", "-e", "trace=open,openat,openat2", "-e", "signal=none", "-o", str(Path(log).resolve()))
+    return (STRACE, "-f", "-qq", "-z", "-y", "-e", "trace=open,openat,openat2", "-e", "signal=none",
+            "-o", str(Path(log).resolve()))
 
 
 def opened_files(log: Path) -> set[Path]:

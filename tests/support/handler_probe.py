@@ -1,6 +1,6 @@
 """Run inside the runtime under test (any Python, any architecture): import the Lambda handler as the runtime client
-would, hand it each event of the JSON list on stdin, write {"machine": the CPU it ran on, "answers": [...]} to ANSWERS (stdout carries the
-function's own log lines).
+would, hand it each event of the JSON list on stdin, write {"machine": the CPU it ran on, "answers": [...]} to ANSWERS
+(stdout carries the function's own log lines).
 
     python tests/support/handler_probe.py ANSWERS < events.json   (with the task root on PYTHONPATH)
 

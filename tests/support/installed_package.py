@@ -58,10 +58,12 @@ def fresh_venv(venv: Path) -> Path:
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     subprocess.run([str(base_python), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    site_packages = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    site_packages = Path(subprocess.run([str(python), "-c",
+                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                         capture_output=True, text=True, check=True).stdout.strip())
     dev_site_packages = Path(sysconfig.get_paths()["purelib"]).resolve()
-    (site_packages / "dev-venv-dependencies.pth").write_text(f"import site; site.addsitedir({str(dev_site_packages)!r})\n")
+    (site_packages / "dev-venv-dependencies.pth").write_text(
+        f"import site; site.addsitedir({str(dev_site_packages)!r})\n")
     pip = venv / "bin" / "pip"
     pip.write_text(f"#!{python}\nimport sys\n\nfrom pip._internal.cli.main import main\n\nsys.exit(main())\n")
     pip.chmod(0o755)

@@ -92,7 +92,8 @@ class Report:
         match = REPORT_LINE.match(line.strip())
         if not match:
             raise ValueError(f"not a REPORT line: {line!r}")
-        fields = {m.group("name").strip(): float(m.group("value")) for m in REPORT_FIELD.finditer(match.group("fields"))}
+        fields = {m.group("name").strip(): float(m.group("value"))
+                  for m in REPORT_FIELD.finditer(match.group("fields"))}
         return cls(
             request_id=match.group("request_id"),
             duration_ms=fields["Duration"],
@@ -255,7 +256,8 @@ class LambdaRuntime:
             report=Report.parse(lines[-1]),
             wall_ms=wall_ms,
             init_phase_ms=float(init_phase.group("ms")) if init_phase else None,
-            logs=[line for line in lines if not line.startswith(("START ", "END ", "REPORT ")) and "(rapid)" not in line],
+            logs=[line for line in lines
+                  if not line.startswith(("START ", "END ", "REPORT ")) and "(rapid)" not in line],
         )
 
     def runtime_peak_rss_mb(self) -> float | None:

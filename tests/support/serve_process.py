@@ -1,4 +1,5 @@
-"""`python -m function.devserver` as a real process on 127.0.0.1 and an ephemeral port, for tests that talk HTTP to it."""
+"""`python -m function.devserver` as a real process on 127.0.0.1 and an ephemeral port, for tests that talk HTTP to
+it."""
 from __future__ import annotations
 
 import os

@@ -31,7 +31,8 @@ def sample_report() -> Report:
 def test_table_rows_show_size_ratio_agreement_accuracy_and_latency():
     table = markdown_table(sample_report())
     assert table.startswith("| mode | size | vs float32 | top-1 agreement | max abs diff | accuracy (SavedModel) "
-                            "| mean invoke | p50 invoke | p99 invoke | gate |\n|---|---|---|---|---|---|---|---|---|---|\n")
+                            "| mean invoke | p50 invoke | p99 invoke | gate |\n"
+                            "|---|---|---|---|---|---|---|---|---|---|\n")
     assert ("| float32 | 18.60 MB | 1.00 | 100.00% | 1e-06 | 90.00% (90.00%) "
             "| 17.7 ms | 17.5 ms | 19.2 ms | pass |") in table
     assert ("| **int8** (served) | 5.30 MB | 0.28 | 95.00% | 0.03 | 85.00% (90.00%) "

@@ -85,7 +85,8 @@ def test_an_open_image_size_accepts_the_sidecars(tmp_path):
      "\"preprocessing.color_mode\" is \"L\" (1 channel) but input 'pixels' takes 3 (N, 4, 4, 3): write "
      "\"color_mode\": \"RGB\""),
     (IMAGE, signature([tensor("pixels", 4, 4, 4)], [tensor("output_0", 2)]), "\"preprocessing.color_mode\" is "
-     "\"RGB\" (3 channels) but input 'pixels' takes 4 (N, 4, 4, 4): the function feeds RGB (3 channels) or BGR (3 channels) or L "
+     "\"RGB\" (3 channels) but input 'pixels' takes 4 (N, 4, 4, 4): the function feeds RGB (3 channels) or BGR "
+     "(3 channels) or L "
      "(1 channel) images"),
     # labels against the output width
     (changed(IMAGE, "labels", ["a", "b", "c"]), IMAGE_MODEL, "\"labels\" has 3 labels but output 'output_0' has 2 "

@@ -205,7 +205,8 @@ def two_output_image_saved_model(models_root) -> Path:
 
 @pytest.fixture(scope="session")
 def weightless_saved_model(models_root, trained_digits_model, image_saved_model) -> Path:
-    """The weightless-export trap: tf.saved_model.save() of a Keras 3 model; TF predicts from it, the converter drops weights."""
+    """The weightless-export trap: tf.saved_model.save() of a Keras 3 model; TF predicts from it, the converter drops
+    weights."""
     import tensorflow as tf
 
     directory = models_root / "weightless_digits"

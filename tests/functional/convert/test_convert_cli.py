@@ -76,7 +76,8 @@ def test_a_terminal_sees_the_progress_of_each_long_step(image_saved_model, tmp_p
     finally:
         os.close(master)
     for line in ("loading the SavedModel 0s", "converting to float32 0s", "the SavedModel [", "] 297/297",
-                 "--compare: modes 3/5 > ", "mixed in LiteRT [", "mixed: ranking layers [", "converting to int8 (calibrating) [",
+                 "--compare: modes 3/5 > ", "mixed in LiteRT [", "mixed: ranking layers [",
+                 "converting to int8 (calibrating) [",
                  "] 200/200", "timing [", "input bounds 0s"):
         assert line.encode() in received, line
 

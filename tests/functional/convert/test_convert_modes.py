@@ -48,7 +48,8 @@ def test_each_mode_writes_a_model_that_passes_the_gate(mode, image_saved_model, 
     assert len(manifest["source"]["saved_model_sha256"]) == 64
     assert manifest["source"]["converter"].startswith("tensorflow ")
     row = json.loads((out_dir / "report.json").read_text())["rows"][0]
-    assert row["mode"] == mode and row["mean_ms"] > 0 and row["p99_ms"] > 0  # timings exist; their sizes are the bench's
+    # Timings exist; their sizes are the bench's.
+    assert row["mode"] == mode and row["mean_ms"] > 0 and row["p99_ms"] > 0
     # mixed names the dense layers it kept float32: none here, the CNN's one dense layer passes in int8.
     assert row["float32_layers"] == ([] if mode == "mixed" else None)
     assert f"| **{mode}** (served)" in out

@@ -65,7 +65,8 @@ def test_raw_images_alone_are_enough_and_the_served_path_is_checked_in_every_mod
         assert served["passed"] == (served["top1_agreement"] >= 0.95 and served["max_score_diff"] <= SCORE_BOUNDS[
             row["mode"]])
         worst = served["worst"]  # disagreeing samples first, then the largest score differences
-        assert len(worst) == 5 and worst == sorted(worst, key=lambda sample: (sample["agrees"], -sample["max_score_diff"]))
+        assert len(worst) == 5
+        assert worst == sorted(worst, key=lambda sample: (sample["agrees"], -sample["max_score_diff"]))
         assert set(worst[0]) == {"index", "agrees", "max_score_diff", "served", "expected"}
     assert "| served on raw samples |" in out
 

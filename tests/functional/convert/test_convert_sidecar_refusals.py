@@ -36,7 +36,8 @@ def test_unknown_key_is_named_with_its_likely_meaning(image_saved_model, tmp_pat
 
     line = refusal(run_convert, with_sidecar(image_saved_model, tmp_path, typo), tmp_path)
     assert "\"preprocessing.resise\" is not a known key (did you mean \"resize\"?)" in line
-    assert "type, color_mode, size, resize, divisor, mean, std, exif_orientation, keras_applications" in line and line.endswith("[bad_sidecar]")
+    assert "type, color_mode, size, resize, divisor, mean, std, exif_orientation, keras_applications" in line
+    assert line.endswith("[bad_sidecar]")
 
 
 def test_colour_mode_in_the_wrong_case(image_saved_model, tmp_path, run_convert):
