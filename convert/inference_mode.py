@@ -27,9 +27,9 @@ CHECKED_SAMPLES = 8
 ENDPOINT = "serve"
 
 EXPORT_ADVICE = ("export it in inference mode: archive = keras.export.ExportArchive(); archive.track(model); "
-                 "archive.add_endpoint(\"serve\", lambda x: model(x, training=False), input_signature=[keras.InputSpec("
-                 "shape=model.input.shape, dtype=model.input.dtype)]); archive.write_out(DIR); or give convert the model's "
-                 ".keras file, which it exports that way itself")
+                 "archive.add_endpoint(\"serve\", lambda x: model(x, training=False), input_signature=["
+                 "keras.InputSpec(shape=model.input.shape, dtype=model.input.dtype)]); archive.write_out(DIR); or give "
+                 "convert the model's .keras file, which it exports that way itself")
 
 
 def export_for_inference(model, directory: Path, keras) -> None:

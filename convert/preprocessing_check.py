@@ -194,8 +194,8 @@ def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dic
             if result.passed:
                 matches.append((mode, result))
     if not matches:
-        tried = ("; no single field (divisor, mean and std, colour order, resize, EXIF) and none of the keras.applications "
-                 "modes (caffe, tf, torch, none) matches either" if declared["color_mode"] != "L"
+        tried = ("; no single field (divisor, mean and std, colour order, resize, EXIF) and none of the "
+                 "keras.applications modes (caffe, tf, torch, none) matches either" if declared["color_mode"] != "L"
                  else "; no single field (divisor, mean and std, resize, EXIF) matches either")
         return ConversionError("served_disagrees", f"{opening}{worst_text(failed.metrics)}{tried}: make the "
                                "sidecar's preprocessing what your pipeline does (docs/model-format.md), or check "

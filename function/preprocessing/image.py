@@ -2,10 +2,10 @@
 
 Decode with Pillow (JPEG, PNG, WebP, GIF first frame, BMP, TIFF), refuse oversized headers before any pixel is
 decoded, apply EXIF orientation (unless `exif_orientation` is false: pixels as stored, as `keras.utils.load_img`,
-`tf.io.decode_jpeg` and Pillow's `Image.open` give them), bring every mode to RGB or L, resize (bilinear, or nearest as `keras.utils.load_img`
-does by default), reverse the channels for BGR, then pixel / divisor, minus mean, over std, each step in float32 in
-that order: exactly the arithmetic of Keras's `preprocess_input` "caffe" (BGR, minus mean), "tf" (/ 127.5, - 1) and
-"torch" (/ 255, - mean, / std) modes.
+`tf.io.decode_jpeg` and Pillow's `Image.open` give them), bring every mode to RGB or L, resize (bilinear, or
+nearest as `keras.utils.load_img` does by default), reverse the channels for BGR, then pixel / divisor, minus
+mean, over std, each step in float32 in that order: exactly the arithmetic of Keras's `preprocess_input` "caffe"
+(BGR, minus mean), "tf" (/ 127.5, - 1) and "torch" (/ 255, - mean, / std) modes.
 Transparency is composited on WHITE: product shots and logos on transparent backgrounds are meant to be seen on a
 page, and Pillow's plain convert would turn transparent pixels into whatever colour they happen to store.
 """
