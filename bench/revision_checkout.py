@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.paths import REPO_ROOT
-from tests.support.dockerfile import DockerIgnore, copy_steps
+from kit.dockerfile import DockerIgnore, copy_steps
 
 SHARED_SOURCES = ("models",)  # never copied per revision: every revision serves the same converted models
 

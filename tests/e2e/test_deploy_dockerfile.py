@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.dockerfile import (DockerIgnore, build_context_files, copy_steps, handler_command, image_environment,
-                                      read_instructions)
+from kit.dockerfile import (DockerIgnore, build_context_files, copy_steps, handler_command, image_environment,
+                            read_instructions)
 from tests.support.import_graph import import_graph, modules, reachable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 import requests
 from botocore.credentials import Credentials
 
-from tests.support.script_module import load_script
+from kit.script_module import load_script
 from tests.support.sigv4_endpoint import SignedEndpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

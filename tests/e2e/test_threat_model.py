@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.script_module import load_script
+from kit.script_module import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "tools" / "worst_case_spend.py"

@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from tests.support.ports import free_port
+from kit.ports import free_port
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.memory import MemoryResultStore
 from function.cache.tiered import TieredResultStore

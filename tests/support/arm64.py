@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.support.dockerfile import image_environment
+from kit.dockerfile import image_environment
 from tests.support.lambda_runtime import RUNTIME_PYTHON
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

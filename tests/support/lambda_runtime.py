@@ -31,8 +31,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.dockerfile import copy_build_context, handler_command, image_environment
-from tests.support.ports import free_port
+from kit.dockerfile import copy_build_context, handler_command, image_environment
+from kit.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = REPO_ROOT / "build" / "lambda-runtime"

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from tests.support.lambda_runtime import RUNTIME_DIR, RUNTIME_PYTHON
-from tests.support.script_module import load_script
+from kit.script_module import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRUNE_LIST = REPO_ROOT / "runtime-prune.txt"

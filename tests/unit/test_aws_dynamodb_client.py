@@ -19,7 +19,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
 
-from tests.support.ports import free_port
+from kit.ports import free_port
 from function.cache.dynamodb import THROTTLING_CODES
 from function.aws.dynamodb import (
     CONTENT_TYPE,

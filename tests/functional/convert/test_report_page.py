@@ -17,7 +17,7 @@ from function.catalog.registry import UnservableModel, open_model
 from function.config import TaskLimits
 from function.model.manifest import load_manifest
 from tests.functional.convert.conftest import VOCABULARY, digits_split
-from tests.support.dockerfile import DockerIgnore
+from kit.dockerfile import DockerIgnore
 
 pytestmark = pytest.mark.slow
 
