@@ -1,6 +1,6 @@
 """Section 1: cold start, a fresh Lambda execution environment to the first /classify answer.
 
-Every configuration runs under AWS's Runtime Interface Emulator + awslambdaric (tests/support/lambda_runtime.py),
+Every configuration runs under AWS's Runtime Interface Emulator + awslambdaric (kit/lambda_runtime.py),
 with the same photo. Runs are interleaved (a, b, c, a, b, c, ...) so background load on this shared machine hits
 every configuration alike, after one discarded run each that warms the page cache (a Lambda host's disk is warm
 for a popular image too; a cold disk would only widen the gap). When (a) misses its target, `-X importtime` of
@@ -21,7 +21,7 @@ from pathlib import Path
 from bench import charts, inputs, lambda_runtimes, page_cache, result_table
 from bench.report import SectionResult, table, verdict
 from bench.stats import ratio, summarize
-from tests.support import lambda_runtime
+from kit import lambda_runtime
 
 NUMBER = 1
 TITLE = "Cold start: fresh process to the first /classify answer"

@@ -38,7 +38,7 @@ from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
 from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_task_root, pinned_requirements
 from bench.revision_table import Metric, render
 from bench.stats import percentile
-from tests.support import lambda_runtime
+from kit import lambda_runtime
 
 SCRATCH = BUILD_DIR / "compare"
 HANDLER = "function.app.handler"

@@ -1,7 +1,7 @@
 """Section 8: sentence embeddings, the function's /embed next to ONNX Runtime + tokenizers (issue 12).
 
 Both stacks serve all-MiniLM-L6-v2 and get the same API Gateway v2 /embed events (bench/inputs.py). Cold start: a
-fresh emulated Lambda environment (tests/support/lambda_runtime.py) to the first answer for one short sentence,
+fresh emulated Lambda environment (kit/lambda_runtime.py) to the first answer for one short sentence,
 stacks interleaved after one discarded run each, as in section 1. Warm: bench/embed_worker.py calls the handler
 in-process inside each stack's own venv and task root, for 1 short sentence and for a batch of 32 real sentences
 of mixed length. Every answer's vectors are checked against the numpy reference (minilm_reference.py).
@@ -22,7 +22,7 @@ from bench import footprint, inputs, lambda_runtimes
 from bench.paths import REPO_ROOT
 from bench.report import SectionResult, table
 from bench.stats import percentile, ratio, summarize
-from tests.support import lambda_runtime
+from kit import lambda_runtime
 
 NUMBER = 8
 TITLE = "Embeddings: /embed cold start and warm latency vs ONNX Runtime + tokenizers"

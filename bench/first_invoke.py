@@ -13,7 +13,7 @@ import json
 import subprocess
 
 from bench.report import SectionResult, table
-from tests.support.lambda_runtime import REPO_ROOT, RUNTIME_PYTHON
+from kit.lambda_runtime import REPO_ROOT, RUNTIME_PYTHON
 
 NUMBER = 16
 TITLE = "First invoke after a cold start, per model"

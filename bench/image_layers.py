@@ -2,8 +2,8 @@
 
 The layers are assembled without Docker, as the Dockerfile builds them: the dependency layer is `pip install --no-deps
 --target` of requirements.txt's manylinux cp312 wheels for each architecture, before and after runtime-prune.txt
-(tests/support/runtime_layer.py); models/ and function/ are the Dockerfile's COPY steps, with function/'s bytecode
-(tests/support/lambda_runtime.py's task root). Sizes are uncompressed bytes and gzip -6 of the layer's tar, as a
+(kit/runtime_layer.py); models/ and function/ are the Dockerfile's COPY steps, with function/'s bytecode
+(kit/lambda_runtime.py's task root). Sizes are uncompressed bytes and gzip -6 of the layer's tar, as a
 registry stores it.
 
 Bytes opened: one fresh emulated Lambda environment per route (the pruned runtime venv, as shipped), recorded by
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from bench.report import SectionResult, table, verdict
-from tests.support import runtime_layer
-from tests.support.file_access import opened_files, strace_prefix
-from tests.support.lambda_runtime import LambdaRuntime, lay_out_task_root
+from kit import runtime_layer
+from kit.file_access import opened_files, strace_prefix
+from kit.lambda_runtime import LambdaRuntime, lay_out_task_root
 from tests.support.route_events import PAGE_ENVIRONMENT, route_events
 
 NUMBER = 12

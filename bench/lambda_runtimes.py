@@ -1,4 +1,4 @@
-"""The configurations as emulated Lambda environments, on the deploy harness (tests/support/lambda_runtime.py).
+"""The configurations as emulated Lambda environments, on the deploy harness (kit/lambda_runtime.py).
 
 (a) is the image's task root, laid out from the Dockerfile by the harness. (b), (c) and the embedding baseline get
 a task root holding only their handler, its request module and the model, and run the harness with their own
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from bench import minilm_onnx, onnx_export, venvs
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
-from tests.support import lambda_runtime
-from tests.support.lambda_runtime import LambdaRuntime
+from kit import lambda_runtime
+from kit.lambda_runtime import LambdaRuntime
 
 IMAGE_MODEL = "efficientnet_lite0"
 BASELINE_FILES = ("__init__.py", "model_files.py")  # every baseline's task root has these, plus its own modules

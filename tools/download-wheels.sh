@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # download-wheels.sh ARCH PYTHON_VERSION DEST: the wheel of every pin in requirements.txt for Lambda's manylinux on
 # ARCH (x86_64 or aarch64) and CPython PYTHON_VERSION (3.12), into DEST, binary only: it fails if one is missing.
-# Kept under build/ so the tests can install the image's dependency layer offline (tests/support/runtime_layer.py).
+# Kept under build/ so the tests can install the image's dependency layer offline (kit/runtime_layer.py).
 # Idempotent: skipped while DEST's stamp matches the lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."

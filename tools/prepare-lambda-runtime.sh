@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares what tests/support/lambda_runtime.py runs offline: a clean Python 3.12+ venv holding requirements.txt ALONE
+# Prepares what kit/lambda_runtime.py runs offline: a clean Python 3.12+ venv holding requirements.txt ALONE
 # (plus the runtime client the Lambda base image ships), pruned by runtime-prune.txt exactly as the Dockerfile prunes
 # the image (what was dropped is kept aside in pruned/ for tests/e2e/test_runtime_prune.py), the wheels of the
 # image's dependency layer, and AWS's Runtime Interface Emulator binary, all under build/lambda-runtime/.

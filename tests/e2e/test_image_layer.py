@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.runtime_layer import RUNTIME_PYTHON, install_layer, prune_tool, site_packages
+from kit.runtime_layer import RUNTIME_PYTHON, install_layer, prune_tool, site_packages
 
 pytestmark = pytest.mark.slow
 

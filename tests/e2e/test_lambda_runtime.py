@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.dynamodb_server import FAKE_CREDENTIALS, dynamodb_server, results_table  # noqa: F401 (fixtures)
 from tests.support.events import http_api_event, load_event
-from tests.support.lambda_runtime import RUNTIME_PYTHON, LambdaRuntime, lambda_environment, lay_out_task_root
+from kit.lambda_runtime import RUNTIME_PYTHON, LambdaRuntime, lambda_environment, lay_out_task_root
 from tests.support.photos import cat_jpeg, is_cat
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.file_access import opened_files, strace_prefix, under
-from tests.support.lambda_runtime import LambdaRuntime, lay_out_task_root
+from kit.file_access import opened_files, strace_prefix, under
+from kit.lambda_runtime import LambdaRuntime, lay_out_task_root
 from tests.support.route_events import PAGE_ENVIRONMENT, route_events
-from tests.support.runtime_layer import (
+from kit.runtime_layer import (
     PRUNE_LIST, PRUNED_STORE, RUNTIME_PYTHON, install_layer, prune_tool, recording_venv, site_packages, wheels_dir,
 )
 

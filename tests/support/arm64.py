@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from kit.dockerfile import image_environment
-from tests.support.lambda_runtime import RUNTIME_PYTHON
+from kit.lambda_runtime import RUNTIME_PYTHON
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARM64_DIR = REPO_ROOT / "build" / "arm64-runtime"

@@ -34,7 +34,7 @@ from pathlib import Path
 from kit.dockerfile import copy_build_context, handler_command, image_environment
 from kit.ports import free_port
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 RUNTIME_DIR = REPO_ROOT / "build" / "lambda-runtime"
 RUNTIME_PYTHON = RUNTIME_DIR / "venv" / "bin" / "python"
 INVOKE_PATH = "/2015-03-31/functions/function/invocations"
@@ -167,7 +167,7 @@ class LambdaRuntime:
     ):
         # python: the venv whose runtime client runs the handler (the benchmark's baselines bring their own).
         self.python = Path(python)
-        # Run before the emulator, e.g. strace recording every file the runtime opens (tests/support/file_access.py).
+        # Run before the emulator, e.g. strace recording every file the runtime opens (kit/file_access.py).
         self.command_prefix = tuple(command_prefix)
         self.task_root = Path(task_root)
         self.handler = handler or handler_command()[0]

@@ -15,10 +15,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.support.lambda_runtime import RUNTIME_DIR, RUNTIME_PYTHON
+from kit.lambda_runtime import RUNTIME_DIR, RUNTIME_PYTHON
 from kit.script_module import load_script
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 PRUNE_LIST = REPO_ROOT / "runtime-prune.txt"
 PRUNE_TOOL = REPO_ROOT / "tools" / "prune_runtime.py"
 PRUNED_STORE = RUNTIME_DIR / "pruned"  # what tools/prepare-lambda-runtime.sh dropped from the venv, same layout
