@@ -135,7 +135,7 @@ def wall_time(rate: float, concurrency: int) -> str:
 
 
 def run(context) -> SectionResult:
-    from tests.support.aws_server import aws_in_this_process  # noqa: PLC0415
+    from kit.aws_server import aws_in_this_process  # noqa: PLC0415
 
     started = time.perf_counter()
     with aws_in_this_process() as (server, _):

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="time per cell at most (default 5)")
     args = parser.parse_args(argv)
 
-    from tests.support.dynamodb_server import DynamoDBServer, create_results_table  # noqa: PLC0415  (after the arguments are parsed: --help needs no moto)
+    from kit.dynamodb_server import DynamoDBServer, create_results_table  # noqa: PLC0415  (after the arguments are parsed: --help needs no moto)
 
     rows = []
     rows += measure("memory (LRU)", MemoryResultStore(10_000, ttl_seconds=3600), args.runs, args.seconds)

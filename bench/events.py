@@ -49,7 +49,7 @@ print(json.dumps({{"import_ms": (t1 - t0) * 1e3, "client_ms": (t2 - t1) * 1e3, "
 # ---- (a) AWS client cost in a fresh process ----------------------------------------------------------------------
 
 def client_costs(runs: int) -> list[list[str]]:
-    from tests.support.dynamodb_server import FAKE_CREDENTIALS  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from kit.dynamodb_server import FAKE_CREDENTIALS  # noqa: PLC0415  (each section imports what it measures, when it runs)
 
     environment = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO_ROOT), **FAKE_CREDENTIALS}
     probes = [(label, where) for label in CLIENTS for where in PREAMBLES]
@@ -178,7 +178,7 @@ def run(context) -> SectionResult:
     started = time.perf_counter()
     client_runs = max(context.runs, 10)
     clients = client_costs(client_runs)
-    from tests.support.aws_server import aws_in_this_process  # noqa: PLC0415  (moto: only when the section runs)
+    from kit.aws_server import aws_in_this_process  # noqa: PLC0415  (moto: only when the section runs)
 
     with aws_in_this_process() as (server, s3_environment):
         starts = cold_starts(context.runs, server, s3_environment)

@@ -1,6 +1,6 @@
 """DynamoDB results tables on moto's server (127.0.0.1), for the configurations that run with the shared store.
 
-Reuses the test suite's server and table definitions (tests/support/dynamodb_server.py); moto, not DynamoDB Local,
+Reuses the test suite's server and table definitions (kit/dynamodb_server.py); moto, not DynamoDB Local,
 because DynamoDB Local binds every interface and the benchmark does not run in a private network namespace.
 """
 
@@ -10,7 +10,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 
-from tests.support.dynamodb_server import FAKE_CREDENTIALS, DynamoDBServer, create_results_table
+from kit.dynamodb_server import FAKE_CREDENTIALS, DynamoDBServer, create_results_table
 
 
 @contextlib.contextmanager

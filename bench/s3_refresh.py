@@ -1,5 +1,5 @@
 """Section 13: requests while S3 hangs. Models served from S3 (MODEL_SOURCE=s3://..., moto on 127.0.0.1, behind a
-proxy that can break its network: tests/support/s3_proxy.py). Once the function is warm, S3 turns "hung": it
+proxy that can break its network: kit/s3_proxy.py). Once the function is warm, S3 turns "hung": it
 accepts connections and never answers. Each revision then answers, in a fresh process driven only through
 `function.app.handler`: two warm /classify requests, each when a refresh check is due (MODEL_REFRESH_SECONDS=1), and
 the first /sentiment request, whose model files were never downloaded (the one S3 call left on the API path).
@@ -100,8 +100,8 @@ def measure(source: Path, environment: dict[str, str], proxy, bodies: Path) -> d
 def compare(base: str = BEFORE) -> tuple[list[str], list[list[str]]]:
     from convert.publish import publish  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
     from function.aws.s3 import client_from_environment  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
-    from tests.support.aws_server import aws_in_this_process  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
-    from tests.support.s3_proxy import S3Proxy  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
+    from kit.aws_server import aws_in_this_process  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
+    from kit.s3_proxy import S3Proxy  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
 
     results = {}
     with aws_in_this_process() as (server, s3_environment), S3Proxy(server.endpoint) as proxy, \

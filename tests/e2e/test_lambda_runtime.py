@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dynamodb_server import FAKE_CREDENTIALS, dynamodb_server, results_table  # noqa: F401 (fixtures)
+from kit.dynamodb_server import FAKE_CREDENTIALS
+
+from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401 (fixtures)
 from tests.support.events import http_api_event, load_event
 from kit.lambda_runtime import RUNTIME_PYTHON, LambdaRuntime, lambda_environment, lay_out_task_root
 from tests.support.photos import cat_jpeg, is_cat

@@ -17,8 +17,8 @@ import pytest
 
 from convert.publish import publish
 from function.aws.s3 import client_from_environment
-from tests.support.aws_server import aws  # noqa: F401
-from tests.support.dynamodb_server import FAKE_CREDENTIALS
+from tests.support.aws_fixtures import aws  # noqa: F401
+from kit.dynamodb_server import FAKE_CREDENTIALS
 from kit.dockerfile import handler_command
 from kit.lambda_runtime import RUNTIME_PYTHON, ensure_prepared, lambda_environment, lay_out_task_root
 from tests.support.route_events import PAGE_ENVIRONMENT, route_events

@@ -1,6 +1,6 @@
 """The asynchronous doors (Distributed Map, S3 Batch Operations, S3 uploads) take every task kind the HTTP path
 takes, a multi-label model included, and end each item answered or refused with its code, never an escape: against
-moto's S3 over HTTP, reached through a proxy that plays the refusals moto cannot (tests/support/s3_proxy.py)."""
+moto's S3 over HTTP, reached through a proxy that plays the refusals moto cannot (kit/s3_proxy.py)."""
 from __future__ import annotations
 
 import base64
@@ -18,9 +18,9 @@ from PIL import Image
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from tests.support.aws_events import s3_object_created, sqs_batch
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
-from tests.support.s3_proxy import S3Proxy
+from kit.s3_proxy import S3Proxy
 
 pytestmark = pytest.mark.slow
 RESULTS = "predictions/"

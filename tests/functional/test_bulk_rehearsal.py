@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.support.aws_server import aws  # noqa: F401
+from tests.support.aws_fixtures import aws  # noqa: F401
 from tests.support.bulk_definition import EXAMPLE_SUBSTITUTIONS, substituted
 from tests.support.step_functions import LambdaServiceError, StateMachineRehearsal
 

@@ -1,7 +1,7 @@
 """Bulk runs with the real function: the bulk-inference state machine's definition played against moto's S3 over HTTP
 (tests/support/step_functions.py), each batch handed to function.entry.handle_event in-process as Lambda would hand
 it, and S3 Batch Operations invocations in both schema versions. S3 is reached through a proxy that answers
-SlowDown on cue (tests/support/s3_proxy.py): the one fault moto cannot cause."""
+SlowDown on cue (kit/s3_proxy.py): the one fault moto cannot cause."""
 from __future__ import annotations
 
 import hashlib
@@ -16,10 +16,10 @@ from function.cache.memory import MemoryResultStore
 from function.config import ServiceSettings
 from function.entry import handle_event
 from function.service import Service
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.bulk_definition import EXAMPLE_SUBSTITUTIONS, substituted
 from tests.support.function_fixtures import call, demo_models, registry  # noqa: F401
-from tests.support.s3_proxy import S3Proxy
+from kit.s3_proxy import S3Proxy
 from tests.support.step_functions import StateMachineRehearsal
 
 pytestmark = pytest.mark.slow

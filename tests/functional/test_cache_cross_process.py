@@ -10,7 +10,7 @@ import pytest
 
 from function.cache.factory import open_result_store
 from function.config import CacheSettings
-from tests.support.dynamodb_server import dynamodb_server, results_table  # noqa: F401  (fixtures)
+from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401  (fixtures)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

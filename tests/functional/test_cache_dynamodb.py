@@ -8,7 +8,7 @@ from function.cache.dynamodb_item import MAX_ITEM_BYTES, build_item, item_size
 from function.cache.keys import digest_bytes, result_key
 from function.cache.memory import MemoryResultStore
 from function.cache.tiered import TieredResultStore
-from tests.support.dynamodb_server import dynamodb_server, results_table  # noqa: F401  (fixtures)
+from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.slow
 

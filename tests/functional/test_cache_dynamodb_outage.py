@@ -8,7 +8,7 @@ from kit.ports import free_port
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.memory import MemoryResultStore
 from function.cache.tiered import TieredResultStore
-from tests.support.dynamodb_server import DynamoDBServer, create_results_table
+from kit.dynamodb_server import DynamoDBServer, create_results_table
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_server_killed_mid_run(monkeypatch):
 
 
 def test_nothing_listening_is_a_miss_and_a_skipped_write(monkeypatch):
-    from tests.support.dynamodb_server import use_fake_credentials
+    from kit.dynamodb_server import use_fake_credentials
 
     use_fake_credentials()
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", closed_port_endpoint())
@@ -47,7 +47,7 @@ def test_nothing_listening_is_a_miss_and_a_skipped_write(monkeypatch):
 
 
 def test_a_server_that_never_answers_is_a_miss(monkeypatch):
-    from tests.support.dynamodb_server import use_fake_credentials
+    from kit.dynamodb_server import use_fake_credentials
 
     use_fake_credentials()
     # A listener that accepts connections (the kernel's backlog) but never replies: the call's deadline must end it.

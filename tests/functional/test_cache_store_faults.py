@@ -17,7 +17,7 @@ from function.cache.memory import MemoryResultStore
 from function.cache.tiered import TieredResultStore
 from function.service import Service
 from tests.support.digits_service import classify, digits_models, digits_service  # noqa: F401  (fixture)
-from tests.support.dynamodb_server import use_fake_credentials
+from kit.dynamodb_server import use_fake_credentials
 from tests.support.faulty_endpoint import FaultyEndpoint, after, answer, hold, http_response, reset, trickle
 
 STORE_BOUND_SECONDS = 1.5  # docs/caching.md: the most a failing or slow table adds to one request

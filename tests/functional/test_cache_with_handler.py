@@ -16,8 +16,8 @@ import function.app
 from function.cache.factory import open_result_store
 from function.config import CacheSettings, ServiceSettings
 from function.service import Service
-from tests.support.dynamodb_server import DynamoDBServer, create_results_table
-from tests.support.dynamodb_server import dynamodb_server, results_table  # noqa: F401  (fixtures)
+from kit.dynamodb_server import DynamoDBServer, create_results_table
+from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401  (fixtures)
 from tests.support.events import http_api_event
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from function.aws.s3 import client_from_environment
 from function.catalog.registry import ModelRegistry
 from function.catalog.s3_source import S3ModelSource
 from function.entry import handle_event
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.clock import Clock
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.model_copies import relabelled

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from function.entry import handle_event
-from tests.support.aws_server import aws, aws_environment, aws_in_this_process  # noqa: F401
+from kit.aws_server import aws_in_this_process
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import assert_healthy, demo_models, make_service, registry  # noqa: F401
 
 EXAMPLES = int(os.environ.get("SQS_PROPERTY_EXAMPLES", "300"))

@@ -18,7 +18,7 @@ from function.log import JsonLineFormatter
 from function.router import ROUTES
 from tests.support import emf
 from tests.support.aws_events import s3_object_created, sqs_batch
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import DEMO_MODELS, demo_models, make_service, registry  # noqa: F401
 from tests.support.log_capture import attached

@@ -1,5 +1,5 @@
 """A model refresh never takes a working model down (MODEL_SOURCE=s3://..., moto's S3 over HTTP, its network
-broken for real by tests/support/s3_proxy.py).
+broken for real by kit/s3_proxy.py).
 
 Each fault of a newly published version, played while digits v1 is serving: a manifest whose files climb out of
 the model directory, a manifest of an unknown schema, an index of an unknown schema, an index whose version is not
@@ -21,10 +21,10 @@ from function.aws.s3 import client_from_environment
 from function.catalog.published import INDEX_FILE
 from function.catalog.registry import ModelRegistry
 from function.catalog.s3_source import S3ModelSource
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.photos import b64, encode, photo
-from tests.support.s3_proxy import S3Proxy
+from kit.s3_proxy import S3Proxy
 from tests.support.clock import Clock
 from tests.support.model_copies import relabelled
 

@@ -24,7 +24,7 @@ from tests.functional.test_events_model_source import REFRESH_SECONDS, s3_regist
 from tests.support.clock import Clock
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import (DEMO_MODELS, REPO, call, demo_models, make_service,  # noqa: F401
                                              registry, service)

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dynamodb_server import FAKE_CREDENTIALS, dynamodb_server, results_table  # noqa: F401  (fixtures)
+from kit.dynamodb_server import FAKE_CREDENTIALS
+
+from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401  (fixtures)
 from tests.support.events import http_api_event
 from tests.support.function_fixtures import demo_models  # noqa: F401
 from tests.support.photos import b64, encode, photo

@@ -1,7 +1,7 @@
 """Every S3 call a request or a door's item waits for has a deadline for the whole operation, a model's first
 download included: S3 trickling its answers (a byte every 0.1 s, each read well within any per-read timeout) is cut
 off by the deadline, and the request answers 503 (the door's item: not finished, to be retried) instead of waiting
-for the last byte. Against moto's S3 over HTTP, through tests/support/s3_proxy.py in "trickle" mode."""
+for the last byte. Against moto's S3 over HTTP, through kit/s3_proxy.py in "trickle" mode."""
 from __future__ import annotations
 
 import base64
@@ -18,9 +18,9 @@ from function.aws.s3 import client_from_environment
 from function.catalog.registry import ModelRegistry
 from function.catalog.s3_source import S3ModelSource
 from function.entry import handle_event
-from tests.support.aws_server import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
-from tests.support.s3_proxy import S3Proxy
+from kit.s3_proxy import S3Proxy
 
 REQUEST_BOUND_SECONDS = 3.0  # the issue's bound; asserted loosely, the deadline's own message is the real check
 

@@ -20,7 +20,8 @@ from function.catalog.s3_source import S3ModelSource
 from function.entry import handle_event
 from function.snapstart import after_restore, before_snapshot
 from tests.support.digits_service import digit_png, digits_models, digits_service  # noqa: F401  (fixture)
-from tests.support.dynamodb_server import FAKE_CREDENTIALS, dynamodb_server, results_table  # noqa: F401
+from kit.dynamodb_server import FAKE_CREDENTIALS
+from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401
 from tests.support.events import http_api_event
 from tests.support.sockets import connections_to
 

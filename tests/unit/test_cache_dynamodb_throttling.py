@@ -6,7 +6,7 @@ import pytest
 from function.cache.breaker import CircuitBreaker
 from function.cache.dynamodb import DynamoDBResultStore
 from function.cache.dynamodb_item import build_item
-from tests.support.dynamodb_server import use_fake_credentials
+from kit.dynamodb_server import use_fake_credentials
 from test_aws_dynamodb_client import INTERNAL, THROTTLED, ScriptedDynamoDB  # the same scripted server
 
 TABLE = "results"

