@@ -22,6 +22,7 @@ from bench import charts, inputs, lambda_runtimes, page_cache, result_table
 from bench.report import SectionResult, table, verdict
 from bench.stats import ratio, summarize
 from kit import lambda_runtime
+from kit.events import http_api_event
 
 NUMBER = 1
 TITLE = "Cold start: fresh process to the first /classify answer"
@@ -123,7 +124,7 @@ def stage_table(samples: list[Samples]) -> str:
 
 def run(context) -> SectionResult:
     started = time.perf_counter()
-    event = inputs.http_api_event("/classify", inputs.classify_body())
+    event = http_api_event("POST", "/classify", inputs.classify_body())
     configurations = [lambda_runtimes.function_configuration(), lambda_runtimes.tensorflow_configuration()]
     onnx = lambda_runtimes.onnxruntime_configuration()
     onnx_error = onnx if isinstance(onnx, str) else None

@@ -39,6 +39,8 @@ from bench.revision_checkout import Revision, checked_out, commit_of, lay_out_ta
 from bench.revision_table import Metric, render
 from bench.stats import percentile
 from kit import lambda_runtime
+from kit.events import http_api_event
+from kit.photos import cat_jpeg
 
 SCRATCH = BUILD_DIR / "compare"
 HANDLER = "function.app.handler"
@@ -56,20 +58,20 @@ print(json.dumps({"ms": elapsed, "modules": len(added),
 
 def routes() -> dict[str, dict]:
     """Per route: its model, its API Gateway v2 event, and the floor's input; only routes whose model is built."""
-    photo = base64.b64encode(inputs.photo_jpeg()).decode("ascii")
+    photo = base64.b64encode(cat_jpeg()).decode("ascii")
     tabular_path = "/v1/models/tabular:predict"
     plan = {
         "/classify": {"model": "efficientnet_lite0",
-                      "event": inputs.http_api_event("/classify", inputs.classify_body("efficientnet_lite0")),
+                      "event": http_api_event("POST", "/classify", inputs.classify_body("efficientnet_lite0")),
                       "floor": {"kind": "image", "input": photo}},
         "/sentiment": {"model": "sentiment",
-                       "event": inputs.http_api_event("/sentiment", {**inputs.sentiment_body(), "model": "sentiment"}),
+                       "event": http_api_event("POST", "/sentiment", {**inputs.sentiment_body(), "model": "sentiment"}),
                        "floor": {"kind": "text", "input": inputs.sentiment_body()["text"]}},
         "/embed": {"model": inputs.EMBEDDING_MODEL,
-                   "event": inputs.http_api_event("/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE])),
+                   "event": http_api_event("POST", "/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE])),
                    "floor": None},
         "tabular :predict": {"model": "tabular",
-                             "event": inputs.http_api_event(tabular_path, {"instances": [TABULAR_ROW]}),
+                             "event": http_api_event("POST", tabular_path, {"instances": [TABULAR_ROW]}),
                              "floor": {"kind": "tensor", "dtypes": TABULAR_DTYPES,
                                        "input": {name: [value] for name, value in TABULAR_ROW.items()}}},
     }

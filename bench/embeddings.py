@@ -23,6 +23,7 @@ from bench.paths import REPO_ROOT
 from bench.report import SectionResult, table
 from bench.stats import percentile, ratio, summarize
 from kit import lambda_runtime
+from kit.events import http_api_event
 
 NUMBER = 8
 TITLE = "Embeddings: /embed cold start and warm latency vs ONNX Runtime + tokenizers"
@@ -62,8 +63,8 @@ def onnx_stack() -> Stack:
 
 
 def events() -> dict[str, dict]:
-    return {SHORT: inputs.http_api_event("/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE])),
-            BATCH: inputs.http_api_event("/embed", inputs.embed_body(inputs.embed_batch_texts()))}
+    return {SHORT: http_api_event("POST", "/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE])),
+            BATCH: http_api_event("POST", "/embed", inputs.embed_body(inputs.embed_batch_texts()))}
 
 
 def answer_vectors(body: dict) -> np.ndarray:

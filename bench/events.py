@@ -20,6 +20,8 @@ from bench import cold_start, inputs, lambda_runtimes
 from bench.paths import MODELS_DIR, REPO_ROOT
 from bench.report import SectionResult, table
 from bench.stats import percentile, summarize
+from kit.events import http_api_event
+from kit.photos import cat_jpeg
 
 NUMBER = 11
 TITLE = "Beyond API Gateway: AWS clients, models from S3, upload events"
@@ -82,7 +84,7 @@ def cold_starts(runs: int, server, s3_environment: dict) -> list[list[str]]:
     for name in sorted(p.parent.name for p in MODELS_DIR.glob("*/manifest.json")):
         publish(MODELS_DIR / name, f"s3://{bucket}/models/", client)
     configuration = lambda_runtimes.function_configuration()
-    event = inputs.http_api_event("/classify", inputs.classify_body(IMAGE_MODEL))
+    event = http_api_event("POST", "/classify", inputs.classify_body(IMAGE_MODEL))
     variants = {
         "models in the image (MODEL_DIR)": {},
         "models from S3 (MODEL_SOURCE=s3://..., moto)": {**s3_environment,
@@ -131,17 +133,17 @@ def upload_events(requests: int, server) -> tuple[list[list[str]], list[list[str
     from function.entry import handle_event  # noqa: PLC0415  (each section imports what it measures, when it runs)
     from function.catalog.registry import ModelRegistry  # noqa: PLC0415  (each section imports what it measures, when it runs)
     from function.service import Service  # noqa: PLC0415  (each section imports what it measures, when it runs)
-    from tests.support.aws_events import s3_object_created  # noqa: PLC0415  (each section imports what it measures, when it runs)
+    from kit.aws_events import s3_object_created  # noqa: PLC0415  (each section imports what it measures, when it runs)
 
     registry = ModelRegistry(MODELS_DIR)
     settings = ServiceSettings.from_env({}, model_dir=MODELS_DIR, uploads_prefix="uploads/")
     uncached = Service(settings, NullResultStore(), registry)
     cached = Service(settings, MemoryResultStore(100, 3600), registry)
     bucket = server.bucket()
-    photo = inputs.photo_jpeg()
+    photo = cat_jpeg()
     server.s3.put_object(Bucket=bucket, Key=UPLOAD_KEY, Body=photo)
     upload = s3_object_created(bucket, UPLOAD_KEY, len(photo))
-    http = inputs.http_api_event("/classify", inputs.classify_body(IMAGE_MODEL))
+    http = http_api_event("POST", "/classify", inputs.classify_body(IMAGE_MODEL))
     calls = {
         "HTTP /classify (JSON, base64), no cache": (uncached, http),
         "S3 upload event, no cache (read, classify, write JSON, tag)": (uncached, upload),

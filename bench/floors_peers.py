@@ -24,6 +24,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from bench import embed_modes, embeddings, inputs, lambda_runtimes, rss_stages
@@ -32,6 +33,7 @@ from bench.compare_revisions import WarmWorker
 from bench.paths import BUILD_DIR
 from bench.report import SectionResult
 from bench.stats import percentile
+from kit.events import http_api_event
 
 NUMBER = 17
 TITLE = "Floors and peers: every route against the libraries alone, ONNX Runtime and sentence-transformers"
@@ -65,7 +67,7 @@ EVERY_STACK = {"OPENBLAS_NUM_THREADS": "1"}
 
 def routes() -> list[Route]:
     short = inputs.EMBED_SHORT_SENTENCE
-    event = inputs.http_api_event
+    event = partial(http_api_event, "POST")
     return [
         Route("/classify", "efficientnet_lite0", event("/classify", inputs.classify_body("efficientnet_lite0"))),
         Route("/sentiment", "sentiment", event("/sentiment", {**inputs.sentiment_body(), "model": "sentiment"})),
@@ -77,7 +79,7 @@ def routes() -> list[Route]:
 
 
 def batch_route() -> Route:
-    return Route(BATCH, "minilm", inputs.http_api_event("/embed", inputs.embed_body(inputs.embed_batch_texts())))
+    return Route(BATCH, "minilm", http_api_event("POST", "/embed", inputs.embed_body(inputs.embed_batch_texts())))
 
 
 @dataclass

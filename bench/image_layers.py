@@ -25,7 +25,7 @@ from bench.report import SectionResult, table, verdict
 from kit import runtime_layer
 from kit.file_access import opened_files, strace_prefix
 from kit.lambda_runtime import LambdaRuntime, lay_out_task_root
-from tests.support.route_events import PAGE_ENVIRONMENT, route_events
+from kit.route_events import PAGE_ENVIRONMENT, route_events
 
 NUMBER = 12
 TITLE = "Image: layers, and the bytes a cold start opens"

@@ -121,7 +121,7 @@ def build_family_model(name: str, directory: Path) -> FamilyModel:
 def classify_agreement(service, name: str, model: FamilyModel) -> tuple[float, list[str]]:
     """POST every served photo (PNG bytes) to /classify; the fraction whose label is model.predict's top-1."""
     from function.entry import handle_event  # noqa: PLC0415  (the function only when this benchmark runs)
-    from tests.support.events import http_api_event  # noqa: PLC0415  (the function only when this benchmark runs)
+    from kit.events import http_api_event  # noqa: PLC0415  (the function only when this benchmark runs)
 
     labels = []
     for image in model.served:

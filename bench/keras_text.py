@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import inputs
 from bench import keras_text_models as kt
+from kit.events import http_api_event
 
 MODES = ("float32", "dynamic")
 REQUEST_TEXTS = 100  # under MAX_TEXT_BATCH
@@ -40,7 +40,7 @@ def served(out_root: Path, name: str, texts) -> list[dict]:
     predictions = []
     for start in range(0, len(texts), REQUEST_TEXTS):
         body = {"model": name, "texts": [str(text) for text in texts[start:start + REQUEST_TEXTS]]}
-        answer = handle_event(service, inputs.http_api_event("/sentiment", body), None)
+        answer = handle_event(service, http_api_event("POST", "/sentiment", body), None)
         predictions += json.loads(answer["body"])["predictions"]
     return predictions
 

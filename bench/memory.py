@@ -15,6 +15,7 @@ from bench import charts, inputs, lambda_runtimes, result_table
 from bench.paths import MODELS_DIR
 from bench.report import SectionResult, table, verdict
 from bench.stats import ratio, summarize
+from kit.events import http_api_event
 
 NUMBER = 4
 TITLE = "Peak memory (RSS) with all demo models loaded"
@@ -29,14 +30,14 @@ def function_events() -> list[tuple[str, dict]]:
         manifest = json.loads(manifest_file.read_text())
         name = manifest["name"]
         if manifest["task"] == "image_classification":
-            events.append((name, inputs.http_api_event("/classify", inputs.classify_body(name))))
+            events.append((name, http_api_event("POST", "/classify", inputs.classify_body(name))))
         elif manifest["task"] == "text_classification":
-            events.append((name, inputs.http_api_event("/sentiment", {**inputs.sentiment_body(), "model": name})))
+            events.append((name, http_api_event("POST", "/sentiment", {**inputs.sentiment_body(), "model": name})))
         elif manifest["task"] == "text_embedding":
-            events.append((name, inputs.http_api_event("/embed", {**inputs.sentiment_body(), "model": name})))
+            events.append((name, http_api_event("POST", "/embed", {**inputs.sentiment_body(), "model": name})))
         else:  # a tensor model: one Open Inference Protocol request
-            events.append((name, inputs.http_api_event(f"/v2/models/{name}/infer", tensor_body(manifest))))
-    events.append(("/tokenize", inputs.http_api_event("/tokenize", inputs.tokenize_body())))
+            events.append((name, http_api_event("POST", f"/v2/models/{name}/infer", tensor_body(manifest))))
+    events.append(("/tokenize", http_api_event("POST", "/tokenize", inputs.tokenize_body())))
     return events
 
 
@@ -69,7 +70,7 @@ def run(context) -> SectionResult:
     runs = min(context.runs, MAX_RUNS)
     function = lambda_runtimes.function_configuration()
     all_models = function_events()
-    classify_only = [("efficientnet_lite0", inputs.http_api_event("/classify", inputs.classify_body()))]
+    classify_only = [("efficientnet_lite0", http_api_event("POST", "/classify", inputs.classify_body()))]
     variants = [(function, "(a) function, LiteRT: every demo model + /tokenize", all_models, None),
                 (function, "(a) as deployed, DynamoDB result store on (moto)", all_models, "dynamodb"),
                 (lambda_runtimes.tensorflow_configuration(), "(b) TensorFlow baseline: EfficientNet-Lite0",

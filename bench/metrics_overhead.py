@@ -22,6 +22,7 @@ from bench import inputs, lambda_runtimes
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from bench.report import SectionResult, table, verdict
 from bench.stats import percentile
+from kit.events import http_api_event
 
 NUMBER = 14
 TITLE = "Metrics in the log line: warm overhead per route"
@@ -45,16 +46,16 @@ def write_plan(path: Path, model_dir: Path) -> list[str]:
     """Per route, its API Gateway event; routes whose demo model is not built are left out (and returned)."""
     predict, infer = tabular_bodies()
     plan = {
-        "POST /classify": ("efficientnet_lite0", inputs.http_api_event("/classify", inputs.classify_body())),
-        "POST /sentiment": ("sentiment", inputs.http_api_event("/sentiment", inputs.sentiment_body())),
-        "POST /tokenize": ("sentiment", inputs.http_api_event("/tokenize", inputs.tokenize_body())),
-        "POST /embed": (inputs.EMBEDDING_MODEL, inputs.http_api_event(
-            "/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE]))),
-        "POST /v1/embeddings": (inputs.EMBEDDING_MODEL, inputs.http_api_event(
-            "/v1/embeddings", {"input": inputs.EMBED_SHORT_SENTENCE, "model": inputs.EMBEDDING_MODEL})),
-        "POST /v1/models/tabular:predict": (TABULAR, inputs.http_api_event("/v1/models/tabular:predict", predict)),
-        "POST /v2/models/tabular/infer": (TABULAR, inputs.http_api_event("/v2/models/tabular/infer", infer)),
-        "GET /health": (None, inputs.http_api_event("/health", {}, method="GET")),
+        "POST /classify": ("efficientnet_lite0", http_api_event("POST", "/classify", inputs.classify_body())),
+        "POST /sentiment": ("sentiment", http_api_event("POST", "/sentiment", inputs.sentiment_body())),
+        "POST /tokenize": ("sentiment", http_api_event("POST", "/tokenize", inputs.tokenize_body())),
+        "POST /embed": (inputs.EMBEDDING_MODEL, http_api_event(
+            "POST", "/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE]))),
+        "POST /v1/embeddings": (inputs.EMBEDDING_MODEL, http_api_event(
+            "POST", "/v1/embeddings", {"input": inputs.EMBED_SHORT_SENTENCE, "model": inputs.EMBEDDING_MODEL})),
+        "POST /v1/models/tabular:predict": (TABULAR, http_api_event("POST", "/v1/models/tabular:predict", predict)),
+        "POST /v2/models/tabular/infer": (TABULAR, http_api_event("POST", "/v2/models/tabular/infer", infer)),
+        "GET /health": (None, http_api_event("GET", "/health", {})),
     }
     served = {route: event for route, (model, event) in plan.items()
               if model is None or (model_dir / model / "manifest.json").exists()}

@@ -59,7 +59,7 @@ print("BENCH", json.dumps({"due": due, "first_use": timed("/sentiment")}), flush
 
 
 def request_bodies(path: Path) -> Path:
-    from tests.support.photos import b64, encode, photo  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
+    from kit.photos import b64, encode, photo  # noqa: PLC0415  (moto, the proxy and the publisher only when the section runs)
 
     bodies = {"/classify": {"image": b64(encode(photo("camera").resize((8, 8)), "PNG")), "model": "digits"},
               "/sentiment": {"text": "What a wonderful, moving film."}}

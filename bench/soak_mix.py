@@ -17,6 +17,7 @@ import numpy as np
 from PIL import Image
 
 from bench import inputs
+from kit.photos import cat_jpeg
 
 HIT_POOL = 40  # distinct inputs a "hit" request repeats
 
@@ -73,7 +74,7 @@ class Mix:
         self.max_body_bytes = max_body_bytes
         pool_rng = np.random.default_rng(seed)
         self.digit_pool = [_digit(pool_rng) for _ in range(HIT_POOL)]
-        self.photo = inputs.photo_jpeg()
+        self.photo = cat_jpeg()
         self.seed = seed
         # kind -> (weight per 100 requests, builder of the i-th request of that kind)
         self.kinds = {

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import inputs, lambda_runtimes
+from bench import lambda_runtimes
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from bench.report import SectionResult, table
 from bench.stats import percentile
+from kit.events import http_api_event
 
 NUMBER = 10
 TITLE = "Tensor protocols: warm :predict over the raw interpreter call"
@@ -38,7 +39,7 @@ def tensor_model_dir() -> Path:
 
 
 def _event(path: str, body: bytes, content_type: str, headers: dict | None = None) -> dict:
-    event = inputs.http_api_event(path, {})
+    event = http_api_event("POST", path, {})
     event["headers"] = {**event["headers"], "content-type": content_type, **(headers or {})}
     binary = content_type != "application/json"
     event["body"] = base64.b64encode(body).decode("ascii") if binary else body.decode("utf-8")

@@ -20,6 +20,8 @@ from bench import inputs, lambda_runtimes
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
 from bench.report import SectionResult, table, verdict
 from bench.stats import percentile
+from kit.events import http_api_event
+from kit.photos import cat_jpeg
 
 NUMBER = 2
 TITLE = "Warm latency per route vs raw decode + invoke"
@@ -33,11 +35,11 @@ def write_plan(path: Path, model_dir: Path) -> None:
     """Per route: the event, the model, and the raw input; routes whose demo model is not built are left out."""
     plan = {
         "/classify": {"model": IMAGE_MODEL,
-                      "event": inputs.http_api_event("/classify", inputs.classify_body()),
-                      "raw_input": base64.b64encode(inputs.photo_jpeg()).decode("ascii")},
-        "/sentiment": {"model": TEXT_MODEL, "event": inputs.http_api_event("/sentiment", inputs.sentiment_body()),
+                      "event": http_api_event("POST", "/classify", inputs.classify_body()),
+                      "raw_input": base64.b64encode(cat_jpeg()).decode("ascii")},
+        "/sentiment": {"model": TEXT_MODEL, "event": http_api_event("POST", "/sentiment", inputs.sentiment_body()),
                        "raw_input": inputs.sentiment_body()["text"]},
-        "/tokenize": {"model": TEXT_MODEL, "event": inputs.http_api_event("/tokenize", inputs.tokenize_body()),
+        "/tokenize": {"model": TEXT_MODEL, "event": http_api_event("POST", "/tokenize", inputs.tokenize_body()),
                       "raw_input": inputs.tokenize_body()["text"]},
     }
     available = {route: step for route, step in plan.items() if (model_dir / step["model"] / "manifest.json").exists()}

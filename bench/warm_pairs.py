@@ -17,10 +17,12 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from bench import inputs
 from bench.stdout_aside import stdout_aside
+from kit.events import http_api_event
 
 REPO = Path(__file__).resolve().parent.parent
 WARMUP = 50
@@ -29,7 +31,7 @@ WARMUP = 50
 def route_events() -> dict[str, Callable[[], tuple[str, dict]]]:
     """Section 17's routes: name -> () -> (model, API Gateway v2 event), built only when chosen (the photo needs
     scikit-image, which the Lambda venv lacks)."""
-    event, short = inputs.http_api_event, inputs.EMBED_SHORT_SENTENCE
+    event, short = partial(http_api_event, "POST"), inputs.EMBED_SHORT_SENTENCE
     return {
         "classify": lambda: ("efficientnet_lite0", event("/classify", inputs.classify_body("efficientnet_lite0"))),
         "sentiment": lambda: ("sentiment", event("/sentiment", {**inputs.sentiment_body(), "model": "sentiment"})),

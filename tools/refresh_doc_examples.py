@@ -24,7 +24,7 @@ from PIL import Image
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.photos import encode, photo  # noqa: E402
+from kit.photos import encode, photo  # noqa: E402
 
 PORT = 8080
 BLOCK = re.compile(r"```console\n(.*?)```", re.DOTALL)

@@ -10,10 +10,10 @@ import re
 import pytest
 
 from tests.support.arm64 import SITE, arm64_command, run_handler, x86_64_command
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from kit.lambda_runtime import lay_out_task_root
-from tests.support.photos import b64, cat_jpeg, is_cat
-from tests.support.route_events import SERUM, SEX, VITALS
+from kit.photos import b64, cat_jpeg, is_cat
+from kit.route_events import SERUM, SEX, VITALS
 from kit.runtime_layer import MANYLINUX_TAGS, REPO_ROOT, wheels_dir
 
 pytestmark = pytest.mark.slow

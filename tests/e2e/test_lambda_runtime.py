@@ -1,7 +1,7 @@
 """The image's contents, run as Lambda runs them: RIE + awslambdaric + requirements.txt alone + the Dockerfile's layout.
 
 If these pass, the Docker image holds everything the function needs: no package from the dev venv, no file the
-Dockerfile does not copy. Every route gets a real API Gateway event (tests/events fixtures, adapted per route).
+Dockerfile does not copy. Every route gets a real API Gateway event (kit/event_shapes, adapted per route).
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import pytest
 from kit.dynamodb_server import FAKE_CREDENTIALS
 
 from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401 (fixtures)
-from tests.support.events import http_api_event, load_event
+from kit.events import http_api_event, load_event
 from kit.lambda_runtime import RUNTIME_PYTHON, LambdaRuntime, lambda_environment, lay_out_task_root
-from tests.support.photos import cat_jpeg, is_cat
+from kit.photos import cat_jpeg, is_cat
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,12 +8,12 @@ import pytest
 
 from convert.publish import publish
 from function.aws.s3 import client_from_environment
-from tests.support.aws_events import s3_object_created, sqs_batch
+from kit.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from kit.dynamodb_server import FAKE_CREDENTIALS
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from kit.lambda_runtime import LambdaRuntime, lay_out_task_root
-from tests.support.photos import b64, cat_jpeg, is_cat
+from kit.photos import b64, cat_jpeg, is_cat
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import pytest
 
 from kit.file_access import opened_files, strace_prefix, under
 from kit.lambda_runtime import LambdaRuntime, lay_out_task_root
-from tests.support.route_events import PAGE_ENVIRONMENT, route_events
+from kit.route_events import PAGE_ENVIRONMENT, route_events
 from kit.runtime_layer import (
     PRUNE_LIST, PRUNED_STORE, RUNTIME_PYTHON, install_layer, prune_tool, recording_venv, site_packages, wheels_dir,
 )

@@ -21,7 +21,7 @@ from tests.support.aws_fixtures import aws  # noqa: F401
 from kit.dynamodb_server import FAKE_CREDENTIALS
 from kit.dockerfile import handler_command
 from kit.lambda_runtime import RUNTIME_PYTHON, ensure_prepared, lambda_environment, lay_out_task_root
-from tests.support.route_events import PAGE_ENVIRONMENT, route_events
+from kit.route_events import PAGE_ENVIRONMENT, route_events
 from tests.support.runtime_api import RuntimeApiStandIn
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from PIL import Image
 
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
-from tests.support.aws_events import s3_object_created, sqs_batch
+from kit.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
 from kit.s3_proxy import S3Proxy

@@ -18,7 +18,7 @@ from function.config import CacheSettings, ServiceSettings
 from function.service import Service
 from kit.dynamodb_server import DynamoDBServer, create_results_table
 from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401  (fixtures)
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from function.catalog.s3_source import S3ModelSource
 from function.protocols.tfserving import version_number
 from tests.support.aws_fixtures import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
-from tests.support.photos import b64
+from kit.photos import b64
 from tests.support.clock import Clock
 from tests.support.model_copies import relabelled
 

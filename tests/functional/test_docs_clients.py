@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.function_fixtures import REPO, demo_models, registry  # noqa: F401
 from tests.support.local_api import demo_api  # noqa: F401
-from tests.support.photos import cat_jpeg
+from kit.photos import cat_jpeg
 
 # (how a fence names the language, the file the program is saved as, how to run it)
 RUNNERS = {"python": ("client.py", [sys.executable]), "js": ("client.mjs", ["node"])}

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.function_fixtures import REPO, demo_models, make_service, registry  # noqa: F401
 from tests.support.local_api import serving
-from tests.support.photos import cat_jpeg
+from kit.photos import cat_jpeg
 
 DOC = REPO / "docs" / "api.md"
 ADDRESS = "127.0.0.1:8080"

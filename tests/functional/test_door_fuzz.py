@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from function.entry import handle_event
 from tests.functional.test_door_properties import PNGS, RESULTS, door_env  # noqa: F401
 from tests.functional.test_handler_properties import json_values, mutate
-from tests.support.aws_events import s3_object_created, sqs_batch
+from kit.aws_events import s3_object_created, sqs_batch
 from tests.support.function_fixtures import demo_models  # noqa: F401
 
 pytestmark = pytest.mark.slow

@@ -23,9 +23,9 @@ from PIL import Image
 
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
-from tests.support.aws_events import s3_object_created, sqs_batch
+from kit.aws_events import s3_object_created, sqs_batch
 from kit.aws_server import aws_in_this_process
-from tests.support.events import EVENT_BUILDERS
+from kit.events import EVENT_BUILDERS
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
 
 pytestmark = pytest.mark.slow

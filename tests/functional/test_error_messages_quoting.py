@@ -52,7 +52,7 @@ def test_a_model_name_is_quoted(service):  # noqa: F811
 
 def test_a_content_encoding_is_quoted(service):  # noqa: F811
     from function.entry import handle_event
-    from tests.support.events import http_api_event
+    from kit.events import http_api_event
 
     event = http_api_event("POST", "/v1/models/digits:predict", {"instances": [[0.0] * 64]})
     event["headers"]["content-encoding"] = "gzip\x1b" + "z" * 900

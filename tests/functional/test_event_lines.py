@@ -14,9 +14,9 @@ from function.entry import handle_event
 from function.log import JsonLineFormatter
 from tests.functional.test_door_properties import PNGS
 from tests.support import emf
-from tests.support.aws_events import s3_object_created, sqs_batch
+from kit.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
-from tests.support.events import EVENT_BUILDERS
+from kit.events import EVENT_BUILDERS
 from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from function.catalog.registry import ModelRegistry
 from function.catalog.s3_source import S3ModelSource
 from tests.support.aws_fixtures import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 from tests.support.clock import Clock
 from tests.support.model_copies import relabelled
 

@@ -7,10 +7,10 @@ import pytest
 
 from function.entry import handle_event
 from function.entry.s3_upload import MAX_TAGS, UploadsNotProcessed
-from tests.support.aws_events import s3_object_created
+from kit.aws_events import s3_object_created
 from tests.support.aws_fixtures import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import demo_models, make_service, registry  # noqa: F401
-from tests.support.photos import cat_jpeg
+from kit.photos import cat_jpeg
 from tests.support.recording_s3 import RecordingS3
 
 PREFIX = "uploads/"

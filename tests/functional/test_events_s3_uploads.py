@@ -11,10 +11,10 @@ import pytest
 from function.entry import handle_event
 from function.entry.s3_upload import UploadsNotProcessed, tag_value
 from function.catalog.registry import ModelRegistry
-from tests.support.aws_events import s3_object_created
+from kit.aws_events import s3_object_created
 from tests.support.aws_fixtures import aws, aws_environment, bucket  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
-from tests.support.photos import cat_jpeg, is_cat
+from kit.photos import cat_jpeg, is_cat
 
 PREFIX = "uploads/"
 

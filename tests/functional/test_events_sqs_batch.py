@@ -10,10 +10,10 @@ import pytest
 
 from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
-from tests.support.aws_events import sqs_batch
+from kit.aws_events import sqs_batch
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 
 MAX_RECEIVES = 2
 

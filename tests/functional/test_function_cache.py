@@ -8,7 +8,7 @@ from function.cache.keys import digest_bytes, result_key
 from function.config import CacheSettings, ServiceSettings
 from function.service import Service
 from tests.support.function_fixtures import call, demo_models, registry, service  # noqa: F401
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 
 CAT = encode(photo("chelsea").resize((256, 170)), "JPEG", quality=90)
 COFFEE = encode(photo("coffee").resize((256, 170)), "JPEG", quality=90)

@@ -7,7 +7,7 @@ from function.cache.base import NullResultStore
 from function.config import ServiceSettings
 from function.service import Service
 from tests.support.function_fixtures import call, demo_models, registry  # noqa: F401
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 
 THREADS = 8
 ROUNDS = 6

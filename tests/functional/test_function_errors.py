@@ -12,7 +12,7 @@ from function.entry import handle_event
 from tests.support.function_fixtures import (  # noqa: F401
     assert_healthy, call, demo_models, make_service, registry, service,
 )
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 
 
 def _png_bomb() -> bytes:
@@ -80,7 +80,7 @@ def test_client_errors(service, event_format, method, path, body, content_type, 
 
 
 def test_405_names_the_allowed_methods(service):
-    from tests.support.events import http_api_event
+    from kit.events import http_api_event
 
     result = handle_event(service, http_api_event("GET", "/classify"), None)
     assert result["headers"]["allow"] == "POST"

@@ -14,7 +14,7 @@ from function.cache.memory import MemoryResultStore
 from function.entry import handle_event
 from function.log import UNSAFE_IN_A_LINE, JsonLineFormatter
 from tests.support.digits_service import digits_models, digits_service  # noqa: F401  (fixture)
-from tests.support.events import http_api_event, rest_api_event
+from kit.events import http_api_event, rest_api_event
 from tests.support.log_capture import attached
 
 HOSTILE = ["\u2028", "\u2029", "\u0085", "\ud800", "\udfff", "\n", "\r\n", "\x1e", "\x00", "\U0001f600"]

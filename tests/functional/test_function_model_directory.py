@@ -9,7 +9,7 @@ import pytest
 
 from function.catalog.registry import ModelRegistry
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
-from tests.support.photos import b64, cat_jpeg
+from kit.photos import b64, cat_jpeg
 
 
 @pytest.fixture()

@@ -7,8 +7,8 @@ import pytest
 
 from function.entry import handle_event
 from tests.support.function_fixtures import call, demo_models, registry, service  # noqa: F401
-from tests.support.photos import CAT_LABELS, b64, encode, photo
-from tests.support.events import load_event
+from kit.photos import CAT_LABELS, b64, encode, photo
+from kit.events import load_event
 
 FORMATS = ["2.0", "1.0"]
 

@@ -5,7 +5,7 @@ import pytest
 from PIL import Image
 
 from tests.support.function_fixtures import call, demo_models, make_service, registry, service  # noqa: F401
-from tests.support.photos import CAT_LABELS, b64, encode, photo
+from kit.photos import CAT_LABELS, b64, encode, photo
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from function.entry import handle_event
 from function.errors import UnsupportedEvent
 from function.events import parse_event
-from tests.support.events import http_api_event, rest_api_event
+from kit.events import http_api_event, rest_api_event
 from tests.support.function_fixtures import assert_healthy, call, demo_models, registry, make_service  # noqa: F401
-from tests.support.photos import b64, cat_jpeg, is_cat
+from kit.photos import b64, cat_jpeg, is_cat
 
 EXAMPLES = int(os.environ.get("HANDLER_PROPERTY_EXAMPLES", "1500"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

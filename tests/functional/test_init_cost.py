@@ -26,7 +26,7 @@ from tests.support.function_fixtures import REPO, demo_models  # noqa: F401
 NOT_AT_INIT = ("http.client", "ssl", "email", "socket", "tempfile", "shutil", "random", "bz2", "lzma", "dataclasses",
                "hashlib", "_hashlib")
 
-# The first request of each route on the image's own models (tests/support/route_events.py): the page and the
+# The first request of each route on the image's own models (kit/route_events.py): the page and the
 # OpenAPI document keep their dataclasses, so their GETs are not walked.
 FIRST_REQUESTS = ("POST /classify", "POST /classify-text", "POST /sentiment", "POST /tokenize", "POST /embed",
                   "POST /v1/embeddings", "POST /v1/models/tabular:predict", "POST /v2/models/tabular/infer")
@@ -49,7 +49,7 @@ import function.app
 collected_during_init = list(collections)
 threads_after_init = len(os.listdir("/proc/self/task"))
 loaded = sorted(set(sys.modules) - loaded_before)
-from tests.support.route_events import route_events
+from kit.route_events import route_events
 
 events = route_events()
 statuses = {route: function.app.handler(events[route], None)["statusCode"] for route in json.loads(sys.argv[1])}

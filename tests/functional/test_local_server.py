@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.function_fixtures import demo_models  # noqa: F401
 from tests.support.serve_process import serving
-from tests.support.photos import CAT_LABELS, encode, photo
+from kit.photos import CAT_LABELS, encode, photo
 
 MAX_BODY = 300_000
 

@@ -12,7 +12,7 @@ import pytest
 
 from convert.output_dir import staged_output_dir
 from tests.support.function_fixtures import demo_models  # noqa: F401
-from tests.support.photos import encode, photo
+from kit.photos import encode, photo
 from tests.support.serve_process import serving
 
 TABULAR_ROW = {"vitals": [59, 32.1, 101], "sex": 2, "serum": [157, 93.2, 38, 4, 4.8598, 87]}

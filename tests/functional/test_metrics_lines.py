@@ -17,12 +17,12 @@ from function.http_errors import status_of_kind
 from function.log import JsonLineFormatter
 from function.router import ROUTES
 from tests.support import emf
-from tests.support.aws_events import s3_object_created, sqs_batch
+from kit.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import DEMO_MODELS, demo_models, make_service, registry  # noqa: F401
 from tests.support.log_capture import attached
-from tests.support.photos import cat_jpeg
+from kit.photos import cat_jpeg
 
 NAMESPACE = "Tests/metrics"
 TABULAR = {"vitals": [0.1, 0.2, 0.3], "sex": 1, "serum": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}

@@ -19,7 +19,7 @@ from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.clock import Clock
 from tests.support.function_fixtures import call, demo_models, make_service, registry  # noqa: F401
 from tests.support.model_copies import relabelled
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 
 REFRESH_SECONDS = 30
 DEEP = 50_000

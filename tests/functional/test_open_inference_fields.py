@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from function.entry import handle_event
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
 from tests.support.tensor_fixtures import tensor_model_dir, tensor_registry, tensor_service  # noqa: F401
 

@@ -25,7 +25,7 @@ from tests.support.clock import Clock
 from tests.functional.test_function_errors import CASES
 from tests.functional.test_tensor_errors import CASES as TENSOR_ERROR_CASES
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import (DEMO_MODELS, REPO, call, demo_models, make_service,  # noqa: F401
                                              registry, service)
 from tests.support.log_capture import attached

@@ -21,7 +21,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.support.function_fixtures import REPO, demo_models, registry  # noqa: F401
 from tests.support.local_api import demo_api, embedding_api  # noqa: F401
-from tests.support.photos import cat_jpeg, is_cat, photo
+from kit.photos import cat_jpeg, is_cat, photo
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (tools/install-test-deps.sh installs it)
 ARTIFACTS = REPO / "build" / "test-artifacts"

@@ -17,9 +17,9 @@ import pytest
 from kit.dynamodb_server import FAKE_CREDENTIALS
 
 from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401  (fixtures)
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import demo_models  # noqa: F401
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSWER = """

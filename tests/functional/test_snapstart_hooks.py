@@ -22,7 +22,7 @@ from function.snapstart import after_restore, before_snapshot
 from tests.support.digits_service import digit_png, digits_models, digits_service  # noqa: F401  (fixture)
 from kit.dynamodb_server import FAKE_CREDENTIALS
 from tests.support.dynamodb_fixtures import dynamodb_server, results_table  # noqa: F401
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.sockets import connections_to
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from function.entry import handle_event
 from function.protocols.tensor_values import MAX_TENSOR_ELEMENTS
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
 from tests.support.tensor_fixtures import tensor_model_dir, tensor_registry, tensor_service  # noqa: F401
 

@@ -12,7 +12,7 @@ from tritonclient.utils import InferenceServerException
 
 from tests.support.local_api import serving
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
-from tests.support.photos import CAT_LABELS, photo
+from kit.photos import CAT_LABELS, photo
 from tests.support.tensor_fixtures import (assert_matches_saved_model, tabular_samples, tensor_model_dir,  # noqa: F401
                                            tensor_registry)
 

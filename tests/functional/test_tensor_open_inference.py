@@ -9,7 +9,7 @@ import pytest
 
 from function.entry import handle_event
 from function.service import Service
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
 from tests.support.tensor_fixtures import (assert_matches_saved_model, tabular_samples, tensor_model_dir,  # noqa: F401
                                            tensor_registry, tensor_service)

@@ -7,7 +7,7 @@ import pytest
 
 from function.protocols.tfserving import version_number
 from tests.support.function_fixtures import call, demo_models  # noqa: F401
-from tests.support.photos import CAT_LABELS, photo
+from kit.photos import CAT_LABELS, photo
 from tests.support.tensor_fixtures import (assert_matches_saved_model, tabular_samples, tensor_model_dir,  # noqa: F401
                                            tensor_registry, tensor_service)
 

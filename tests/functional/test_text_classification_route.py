@@ -13,9 +13,9 @@ import pytest
 
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
-from tests.support.photos import b64, encode, photo
+from kit.photos import b64, encode, photo
 from tests.support.text_classifier_stand_ins import FLAGS, TOPICS, models_with_text_classifiers
 
 TEXT = "What a wonderful, delightful film."

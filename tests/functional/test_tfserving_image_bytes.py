@@ -16,7 +16,7 @@ from function.catalog.registry import ModelRegistry
 from function.config import TaskLimits
 from tests.support.local_api import serving
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
-from tests.support.photos import b64, cat_jpeg, encode, is_cat, photo
+from kit.photos import b64, cat_jpeg, encode, is_cat, photo
 from tests.support.tensor_fixtures import tensor_model_dir, tensor_registry, tensor_service  # noqa: F401
 
 PREDICT = "/v1/models/efficientnet_lite0:predict"

@@ -15,7 +15,7 @@ from function.cache.base import ResultStore
 from function.config import ServiceSettings
 from function.entry import handle_event
 from function.service import Service
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import model_dir
 
 

@@ -15,7 +15,7 @@ from function.config import DEFAULT_MODEL_DIR, ServiceSettings
 from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
 from function.service import Service
-from tests.support.events import EVENT_BUILDERS
+from kit.events import EVENT_BUILDERS
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_MODELS = ("efficientnet_lite0", "sentiment", "digits", "minilm", "tabular")

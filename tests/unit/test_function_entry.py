@@ -1,4 +1,4 @@
-"""Which adapter an event goes to, judged by its shape (the real shapes in tests/events/), and the API path never
+"""Which adapter an event goes to, judged by its shape (the real shapes in kit/event_shapes/), and the API path never
 loading what only the S3 and SQS paths need."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from function.entry import event_kind, handle_event
-from tests.support.events import load_event
+from kit.events import load_event
 from tests.support.function_fixtures import REPO
 
 
@@ -41,7 +41,7 @@ def test_the_api_path_loads_neither_the_s3_client_nor_the_event_adapters():
 import json, sys
 from function.app import handler
 from function.entry import handle_event
-event = json.load(open("tests/events/http_api_v2_get_health.json"))
+event = json.load(open("kit/event_shapes/http_api_v2_get_health.json"))
 assert handler(event, None)["statusCode"] == 200
 print(json.dumps(sorted(m for m in sys.modules if m.startswith(("function.aws", "function.entry", "boto")))))
 """

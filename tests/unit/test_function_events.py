@@ -9,7 +9,7 @@ import pytest
 from function.errors import UnsupportedEvent
 from function.events import parse_event
 from function.responses import Response, json_response, to_result
-from tests.support.events import load_event
+from kit.events import load_event
 
 
 def test_http_api_v2_json_event():

@@ -14,7 +14,7 @@ from function.http_errors import status_of
 from convert.tasks.image import CHANNELS as convert_channels
 from function.preprocessing.color_modes import CHANNELS
 from function.preprocessing.image import ImagePreprocessor
-from tests.support.photos import encode, photo
+from kit.photos import encode, photo
 
 RGB_224 = {"type": "image", "color_mode": "RGB", "size": [224, 224], "resize": "bilinear",
            "mean": [127.0, 127.0, 127.0], "std": [128.0, 128.0, 128.0]}

@@ -16,7 +16,7 @@ from convert.fidelity.classification import SCORE_BOUNDS
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from tests.support.convert_models import digits_split, seeded_keras
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import make_service
 
 pytestmark = pytest.mark.slow

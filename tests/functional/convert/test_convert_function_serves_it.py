@@ -20,7 +20,7 @@ from function.entry import handle_event
 from function.inference import cached_results
 from function.log import Timings
 from function.catalog.registry import ModelRegistry
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import make_service
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 from bench import keras_text_models as kt
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import make_service
 
 pytestmark = pytest.mark.slow

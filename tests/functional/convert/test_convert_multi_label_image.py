@@ -13,7 +13,7 @@ from PIL import Image
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from tests.support.convert_models import digits_split, image_sidecar, seeded_keras, write_model_dir
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import make_service
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ The page (`GET /`) is served only with SERVE_PAGE=true: run the runtime with PAG
 """
 from __future__ import annotations
 
-from tests.support.events import http_api_event
-from tests.support.photos import b64, cat_jpeg, encode, photo
+from kit.events import http_api_event
+from kit.photos import b64, cat_jpeg, encode, photo
 
 PAGE_ENVIRONMENT = {"SERVE_PAGE": "true"}
 # Every format the function decodes (function/preprocessing/image.py): each loads its own Pillow decoder and library.

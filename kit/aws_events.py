@@ -1,10 +1,10 @@
-"""S3 and SQS Lambda events for tests: the shapes AWS documents (tests/events/), filled in."""
+"""S3 and SQS Lambda events for tests and benchmarks: the shapes AWS documents (kit/event_shapes/), filled in."""
 from __future__ import annotations
 
 import copy
 from urllib.parse import quote_plus
 
-from tests.support.events import load_event
+from kit.events import load_event
 
 
 def s3_object_created(bucket: str, key: str, size: int, event_name: str = "ObjectCreated:Put") -> dict:

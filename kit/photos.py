@@ -1,8 +1,10 @@
-"""The photos every test uses: scikit-image's sample photos (a registry package, no download), encoded as asked."""
+"""The photos every test and benchmark uses: scikit-image's sample photos (a registry package, no download), encoded
+as asked."""
 from __future__ import annotations
 
 import base64
 import io
+from functools import lru_cache
 
 from PIL import Image
 
@@ -26,7 +28,9 @@ def encode(image: Image.Image, fmt: str, **options) -> bytes:
     return buffer.getvalue()
 
 
+@lru_cache(maxsize=1)
 def cat_jpeg() -> bytes:
+    """The cat as a JPEG, the format a phone upload usually is (the same bytes every call: cached)."""
     return encode(photo("chelsea"), "JPEG", quality=90)
 
 

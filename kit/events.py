@@ -1,4 +1,5 @@
-"""The one builder of API Gateway events for tests: the real captured shapes in tests/events/, filled in."""
+"""The one builder of API Gateway events for tests and benchmarks: the real captured shapes in kit/event_shapes/,
+filled in."""
 from __future__ import annotations
 
 import base64
@@ -7,7 +8,7 @@ import json
 from pathlib import Path
 from urllib.parse import urlencode
 
-EVENTS = Path(__file__).resolve().parents[1] / "events"
+EVENTS = Path(__file__).resolve().parent / "event_shapes"
 
 
 def load_event(name: str) -> dict:
