@@ -5,7 +5,7 @@ Per family: the time `python -m convert DIR OUT --quantization float16` takes (a
 import, the served gate on 36 raw photos, the report, the function's check), and how often the function's
 /classify on 36 other raw photos (other crops, other sizes, PNG bytes) answers what
 `model.predict(<module>.preprocess_input(resized photos))` answers. The models are the tests' too
-(bench/keras_applications_models.py): weights=None, a brief fit on crops of six sample photos.
+(kit/keras_applications_models.py): weights=None, a brief fit on crops of six sample photos.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.keras_applications_models import FAMILIES, build_family_model, classify_agreement
+from kit.keras_applications_models import FAMILIES, build_family_model, classify_agreement
 from bench.paths import REPO_ROOT
 
 CONVERT_TIMEOUT_SECONDS = 600

@@ -1,7 +1,7 @@
 """Section 7's Keras text table: models with strings in, converted from their .keras file and served on raw texts.
 
 A TextVectorization sentiment classifier with a pooled, an LSTM, a GRU and a Bidirectional(LSTM) body, and a
-three-label multi-label model, each trained briefly on the VADER sentences (bench/keras_text_models.py, the tests'
+three-label multi-label model, each trained briefly on the VADER sentences (kit/keras_text_models.py, the tests'
 models too) and converted with `python -m convert MODEL.keras OUT --sidecar SIDECAR.json` in float32 and dynamic
 (in this process, so the time is the load, export, conversion and gates without TensorFlow's import). Served
 agreement: /sentiment through the function's Lambda entry on the 200 held-out raw texts, against
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import keras_text_models as kt
+from kit import keras_text_models as kt
 from kit.events import http_api_event
 
 MODES = ("float32", "dynamic")

@@ -11,7 +11,7 @@ import pytest
 
 from function.catalog.registry import ModelRegistry
 from tests.support.function_fixtures import make_service
-from bench.keras_applications_models import FAMILIES, build_family_model, classify_agreement
+from kit.keras_applications_models import FAMILIES, build_family_model, classify_agreement
 
 pytestmark = pytest.mark.slow
 

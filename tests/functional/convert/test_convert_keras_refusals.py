@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from bench import keras_text_models as kt
+from kit import keras_text_models as kt
 
 pytestmark = pytest.mark.slow
 

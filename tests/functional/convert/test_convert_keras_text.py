@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from bench import keras_text_models as kt
+from kit import keras_text_models as kt
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from kit.events import http_api_event

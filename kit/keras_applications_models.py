@@ -1,7 +1,7 @@
 """Small keras.applications models, one per preprocessing family (caffe, tf, torch), built with weights=None and
 fitted briefly on real photos (crops of six sample photos, one class each), and the raw-photo validation file the
 served gate reads. Used by bench section 7 (bench/keras_families.py) and by
-tests/functional/convert/test_convert_keras_applications.py, as bench/keras_text_models.py is."""
+tests/functional/convert/test_convert_keras_applications.py, as kit/keras_text_models.py is."""
 from __future__ import annotations
 
 import io
