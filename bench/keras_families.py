@@ -23,7 +23,7 @@ CONVERT_TIMEOUT_SECONDS = 600
 
 def measure(name: str, scratch: Path) -> dict:
     from function.catalog.registry import ModelRegistry  # noqa: PLC0415
-    from tests.support.function_fixtures import make_service  # noqa: PLC0415
+    from kit.service import make_service  # noqa: PLC0415
 
     started = time.perf_counter()
     model = build_family_model(name, scratch / name)

@@ -29,14 +29,11 @@ REQUEST_TEXTS = 100  # under MAX_TEXT_BATCH
 
 
 def served(out_root: Path, name: str, texts) -> list[dict]:
-    from function.cache.memory import MemoryResultStore  # noqa: PLC0415
     from function.catalog.registry import ModelRegistry  # noqa: PLC0415
-    from function.config import ServiceSettings  # noqa: PLC0415
     from function.entry import handle_event  # noqa: PLC0415
-    from function.service import Service  # noqa: PLC0415
+    from kit.service import make_service  # noqa: PLC0415
 
-    settings = ServiceSettings.from_env({}, model_dir=out_root)
-    service = Service(settings, MemoryResultStore(1000, 3600), ModelRegistry(out_root))
+    service = make_service(ModelRegistry(out_root))
     predictions = []
     for start in range(0, len(texts), REQUEST_TEXTS):
         body = {"model": name, "texts": [str(text) for text in texts[start:start + REQUEST_TEXTS]]}

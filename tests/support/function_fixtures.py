@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from function.cache.memory import MemoryResultStore
-from function.config import DEFAULT_MODEL_DIR, ServiceSettings
+from function.config import DEFAULT_MODEL_DIR
 from function.entry import handle_event
 from function.catalog.registry import ModelRegistry
 from function.service import Service
 from kit.events import EVENT_BUILDERS
+from kit.service import make_service  # the tests import it from here, beside the fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_MODELS = ("efficientnet_lite0", "sentiment", "digits", "minilm", "tabular")
@@ -40,11 +40,6 @@ def demo_models() -> Path:
 def registry(demo_models: Path) -> ModelRegistry:
     """Shared across tests: interpreters load once, as in a warm container."""
     return ModelRegistry(demo_models)
-
-
-def make_service(registry: ModelRegistry, **overrides) -> Service:
-    settings = ServiceSettings.from_env({}, model_dir=registry.model_dir, **overrides)
-    return Service(settings, MemoryResultStore(max_items=1000, ttl_seconds=3600), registry)
 
 
 @pytest.fixture()
