@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import re
 import shutil
 import socket
@@ -22,11 +23,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.local_server import LocalServer
-from bench.paths import BUILD_DIR
+from bench.paths import BUILD_DIR, MODELS_DIR
 from bench.report import SectionResult, table, verdict
 from bench.soak_mix import Mix, SoakRequest
 from bench.stats import percentile
+from kit.local_server import LocalServer
 
 NUMBER = 9
 TITLE = "Soak: 10,000 mixed requests on one warm local server"
@@ -170,8 +171,8 @@ def soak(requests: int = REQUESTS, warmup: int = WARMUP_REQUESTS) -> tuple[list[
     shutil.rmtree(SOAK_DIR, ignore_errors=True)
     SOAK_DIR.mkdir(parents=True)
     database = SOAK_DIR / "results.sqlite3"
-    environment = {"RESULTS_CACHE": "sqlite", "RESULTS_SQLITE_PATH": str(database), "LOG_LEVEL": "INFO",
-                   "MAX_BODY_BYTES": str(MAX_BODY_BYTES)}
+    environment = {**os.environ, "MODEL_DIR": str(MODELS_DIR), "RESULTS_CACHE": "sqlite",
+                   "RESULTS_SQLITE_PATH": str(database), "LOG_LEVEL": "INFO", "MAX_BODY_BYTES": str(MAX_BODY_BYTES)}
     mix = Mix(MAX_BODY_BYTES)
     tally = Tally()
     samples: list[Sample] = []

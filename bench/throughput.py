@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 
 from bench import inputs
-from bench.local_server import LocalServer
-from bench.paths import BUILD_DIR, REPO_ROOT
+from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT
 from bench.report import SectionResult, table
+from kit.local_server import LocalServer
 
 NUMBER = 6
 TITLE = "Throughput: local server on one core under wrk"
@@ -110,7 +110,8 @@ def run(context) -> SectionResult:
     peaks = {}
     floor_ms = None
     for cache in ("off", "memory"):
-        with LocalServer({"RESULTS_CACHE": cache}, cpus=SERVER_CPU) as server:
+        environment = {**os.environ, "MODEL_DIR": str(MODELS_DIR), "LOG_LEVEL": "WARNING", "RESULTS_CACHE": cache}
+        with LocalServer(environment, cpus=SERVER_CPU) as server:
             if floor_ms is None:
                 floor_ms = keep_alive_latency_ms(server.url)
             for route, connections, _ in [step for step in plan if step[2] == cache]:
