@@ -7,9 +7,6 @@ this process with no result cache, so every call decodes and invokes; prints the
 from __future__ import annotations
 
 import argparse
-import base64
-import importlib.metadata
-import io
 import logging
 import statistics
 import time
@@ -21,6 +18,8 @@ from function.cache.base import NullResultStore
 from function.config import ServiceSettings
 from function.entry import handle_event
 from function.service import Service
+from kit.events import http_api_event
+from kit.photos import encode, photo
 
 REPO = Path(__file__).resolve().parent.parent
 STAGES = ("parse", "cache", "load", "decode", "preprocess", "invoke", "postprocess")
@@ -40,25 +39,15 @@ class StageCapture(logging.Handler):
 
 
 def photo_jpeg(size: tuple[int, int] | None) -> bytes:
-    path = importlib.metadata.distribution("scikit-image").locate_file("skimage/data/chelsea.png")
-    with Image.open(path) as image:
-        image = image.convert("RGB")
-        if size:
-            image = image.resize(size, Image.Resampling.LANCZOS)
-        buffer = io.BytesIO()
-        image.save(buffer, "JPEG", quality=90)
-        return buffer.getvalue()
-
-
-def event_for(jpeg: bytes) -> dict:
-    return {"version": "2.0", "routeKey": "$default", "rawPath": "/classify", "headers": {"content-type": "image/jpeg"},
-            "requestContext": {"http": {"method": "POST", "path": "/classify"}, "requestId": "bench",
-                               "stage": "$default"},
-            "body": base64.b64encode(jpeg).decode("ascii"), "isBase64Encoded": True}
+    """The cat (kit/photos.py) as a JPEG, resized to `size` first when given."""
+    image = photo("chelsea")
+    if size:
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    return encode(image, "JPEG", quality=90)
 
 
 def measure(service: Service, jpeg: bytes, runs: int, capture: StageCapture) -> dict[str, float]:
-    event = event_for(jpeg)
+    event = http_api_event("POST", "/classify", jpeg, "image/jpeg")
     assert handle_event(service, event, None)["statusCode"] == 200  # warm-up: loads the model
     capture.timings.clear()
     walls = []
