@@ -10,7 +10,10 @@ decode, EXIF, colour, resize and normalise or tokenize code, LiteRT, its own pos
 How an answer is compared with `expected` is the task's (MEASURES): top-1 for classifiers (a class `expected` scores
 within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), label sets for multi-label classifiers
 (each label's decision at the default threshold, near-ties agreeing either way), then every score the answer shows
-(asked for all of them) within the mode's SCORE_BOUNDS of expected's; cosine for embeddings. Each raw sample's
+(asked for all of them) within the mode's SCORE_BOUNDS of expected's; cosine for embeddings. Values (an image
+regression model's outputs, or the outputs an image classifier answers beside its labels) are held against
+expected's (`expected`, or `expected_<output name>` for a model with several outputs) as the tensor gate holds
+outputs: the largest difference relative to the output's range, within the mode's TOLERANCES. Each raw sample's
 record (index, served vs expected, agrees, max_score_diff or cosine) is kept on the result (`per_sample`), the worst
 few in its metrics (`worst`, report.json); docs/conversion.md has their shape.
 """
@@ -30,6 +33,7 @@ from convert.fidelity.base import Column, GateResult, cell, rounded
 from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
 from convert.fidelity.multi_label import decisions_agree
+from convert.fidelity.tensor import TOLERANCES, output_errors
 from convert.input_bounds import input_bounds
 from convert.litert_model import LiteRTModel
 from convert.progress import progress
@@ -204,12 +208,71 @@ def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, thr
                      f"{int(cosines.argmin())}) and {mean:.6f} on average, below {MIN_COSINE} / {MEAN_COSINE}")
 
 
+def _values_text(values: dict[str, np.ndarray], row: int) -> dict[str, list[float]]:
+    """One sample's values per output, the first three of each, rounded for a message."""
+    return {name: [round(float(value), 4) for value in array[row][:3]] for name, array in values.items()}
+
+
+def measure_values(results: list[Result], expected: dict[str, np.ndarray], mode: str
+                   ) -> tuple[dict, list[dict], str | None]:
+    """The values each answer gives per output ("outputs": {name: [...]}) against expected's, relative to the
+    output's range as the tensor gate measures them: (metrics, one record per sample, problem or None)."""
+    tolerance = TOLERANCES[mode]
+    served = {name: np.array([result["outputs"][name] for result in results], dtype=np.float64).reshape(
+        len(results), -1) for name in expected}
+    wanted = {name: array.reshape(len(array), -1).astype(np.float64) for name, array in expected.items()}
+    errors = {name: output_errors(wanted[name], served[name]) for name in expected}
+    relative = np.zeros(len(results))
+    for name in expected:
+        scale = float(np.abs(wanted[name]).max()) or 1.0
+        relative = np.maximum(relative, np.abs(served[name] - wanted[name]).max(axis=1) / scale)
+    records = [{"index": index, "agrees": bool(relative[index] <= tolerance),
+                "max_value_error": round(float(relative[index]), 6),
+                "served": {"outputs": _values_text(served, index)},
+                "expected": {"outputs": _values_text(wanted, index)}} for index in range(len(results))]
+    metrics = {"outputs": errors, "tolerance": {"max_rel_error": tolerance}}
+    over = [name for name in expected if errors[name]["max_rel_error"] > tolerance]
+    if not over:
+        return metrics, records, None
+    first = int(relative.argmax())
+    details = ", ".join(f"'{name}' by up to {errors[name]['max_rel_error']:.2%} of its range" for name in over)
+    return metrics, records, (f"answers values off expected's on output {details}, above the {tolerance:.2%} "
+                              f"tolerance for {mode} (raw sample {first}: served {_values_text(served, first)}, "
+                              f"expected {_values_text(wanted, first)})")
+
+
+def _measure_regression(task: Task, results: list[Result], expected: dict[str, np.ndarray], threshold: float | None,
+                        mode: str) -> tuple[dict, str | None]:
+    metrics, records, problem = measure_values(results, expected, mode)
+    metrics = {"samples": len(results), **metrics, "worst": worst(records, "max_value_error"), "per_sample": records}
+    return metrics, problem
+
+
+def _with_beside(task: Task, results: list[Result], expected: dict[str, np.ndarray], metrics: dict,
+                 problem: str | None, mode: str) -> tuple[dict, str | None]:
+    """A classifier's measures with the values it answers beside its labels held against expected's too."""
+    values, records, values_problem = measure_values(results, expected, mode)
+    for record, value in zip(metrics["per_sample"], records):
+        record["agrees"] = record["agrees"] and value["agrees"]
+        record["max_value_error"] = value["max_value_error"]
+        record["served"]["outputs"], record["expected"]["outputs"] = value["served"]["outputs"], value["expected"][
+            "outputs"]
+    metrics.update(values)
+    metrics["worst"] = worst(metrics["per_sample"])
+    return metrics, problem or values_problem
+
+
 # task name -> how served results are held against `expected`: (metrics, problem or None).
 MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str], tuple[dict, str | None]]] = {
     "image_classification": _measure_classes,
     "text_classification": _measure_classes,
     "text_embedding": _measure_cosine,
 }
+VALUE_TASKS = ("image_classification", "image_regression")  # the tasks that may answer outputs as values
+
+
+def _largest_value_error(served: dict) -> float:
+    return max((errors["max_rel_error"] for errors in served.get("outputs", {}).values()), default=0.0)
 
 
 def served_cell(metrics: dict) -> str:
@@ -217,10 +280,14 @@ def served_cell(metrics: dict) -> str:
     if not served or not served.get("checked", True):
         return "not checked"
     scores = f", scores within {served['max_score_diff']:.4f}" if served.get("max_score_diff") is not None else ""
+    if "outputs" in served:  # values, alone or beside the labels
+        scores += f", values within {_largest_value_error(served):.2%} of their range"
     if "top1_agreement" in served:
         return cell(served["top1_agreement"], ".2%") + scores
     if "label_set_agreement" in served:
         return f"{cell(served['label_set_agreement'], '.2%')} of label sets{scores}"
+    if "outputs" in served:
+        return scores.removeprefix(", ")
     return f"min cos {served['min_cosine']:.4f}"
 
 
@@ -229,12 +296,13 @@ SERVED_COLUMN = Column("served on raw samples", served_cell)
 
 class ServedGate:
     def __init__(self, served: Served, min_agreement: float | None) -> None:
-        if served.sidecar.task not in MEASURES:
+        if served.sidecar.task not in (*MEASURES, "image_regression"):
             raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image and text models; "
                                   f"a {served.sidecar.task} model's clients send its tensors: give inputs_<name> "
                                   "arrays only")
         self.served = served
         self.min_agreement = min_agreement
+        self.expected_values = expected_values(served)
         self._bounds: dict[int, dict] = {}  # hash of a model's bytes -> its input bounds, as its manifest has them
 
     @property
@@ -299,7 +367,12 @@ class ServedGate:
         the diagnosis of a failed float32 check tries)."""
         with self.function_task(content, model, mode, preprocessing, output_kind) as task:
             results = self.answers(task)
-            metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
+            if task.name == "image_regression":
+                metrics, problem = _measure_regression(task, results, self.expected_values, None, mode)
+            else:
+                metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
+                if self.expected_values:
+                    metrics, problem = _with_beside(task, results, self.expected_values, metrics, problem, mode)
         per_sample = metrics.pop("per_sample")
         summary = f"served on {self.raw.count} raw samples: " + served_cell({"served": metrics})
         if problem is None:
@@ -310,12 +383,35 @@ class ServedGate:
                           per_sample=per_sample)
 
 
+def expected_values(served: Served) -> dict[str, np.ndarray]:
+    """Output name -> expected values, for each output answered as values: every output of an image regression
+    model, the outputs beside an image classifier's class output. A single output's are `expected`; with several,
+    each needs its expected_<name> array, refused by name when missing."""
+    binding, raw, task = served.binding, served.raw, served.sidecar.task
+    if task not in VALUE_TASKS:
+        return {}
+    names = [name for role, name in binding.outputs.items() if role != "scores" or task == "image_regression"]
+    if served.sidecar.task == "image_regression" and len(names) == 1 and names[0] not in raw.expected_outputs:
+        return {names[0]: raw.expected}
+    missing = [name for name in names if name not in raw.expected_outputs]
+    if missing:
+        listed = ", ".join(f"expected_{name}" for name in missing)
+        raise ConversionError("bad_samples", f"{raw.source}: the model answers output {', '.join(map(repr, missing))} "
+                              f"as values but the file has no {listed}: save each output's model.predict answers "
+                              "for the raw samples as expected_<output name> (model.predict of a model with "
+                              "several outputs gives one array per output)")
+    return {name: raw.expected_outputs[name] for name in names}
+
+
 def worst_text(metrics: dict) -> str:
     """The worst samples in one clause: "; worst raw samples: 12 (served '3' {...}, expected '5' {...}), ..."."""
     described = []
     for record in metrics.get("worst", [])[:3]:
         if "cosine" in record:
             described.append(f"{record['index']} (cosine {record['cosine']:.4f})")
+        elif "scores" not in record["served"]:
+            described.append(f"{record['index']} (served {record['served']['outputs']}, expected "
+                             f"{record['expected']['outputs']})")
         else:
             described.append(f"{record['index']} (served {record['served']['scores']}, expected "
                              f"{record['expected']['scores']})")
