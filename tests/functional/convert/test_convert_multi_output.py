@@ -14,6 +14,7 @@ from base64 import b64encode
 
 import numpy as np
 import pytest
+from jsonschema import Draft202012Validator
 from PIL import Image
 
 from convert.fidelity.classification import SCORE_BOUNDS
@@ -117,6 +118,9 @@ def test_two_heads_on_classify_answer_the_label_and_the_value_beside_it(two_head
         assert list(prediction["outputs"]) == ["ink"] and len(prediction["outputs"]["ink"]) == 1
         assert abs(prediction["outputs"]["ink"][0] - float(ink[0])) <= TOLERANCES[MODE] * ink_range
     assert np.ptp([prediction["outputs"]["ink"][0] for prediction in predictions]) > 0.5  # the value varies
+    document = json.loads(handle_event(service, http_api_event("GET", "/openapi.json"), None)["body"])
+    schema = document["paths"]["/classify"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    Draft202012Validator(schema).validate(answer)  # the answer is the one the OpenAPI document describes
 
     again_status, again = classify(service, "digits_ink", held_out[:3])  # from the result cache: the same answer
     assert again_status == 200 and all(prediction["cached"] for prediction in again["predictions"])
