@@ -108,7 +108,9 @@ def keras_facts(model) -> ModelFacts:
 
 def _activation_from_expected(folder: Path, units: int | None, key: str = "expected") -> str | None:
     """Without the layers (a SavedModel): rows of `expected` (or `expected_<output>`) in [0, 1] summing to 1 are a
-    softmax's, one unit in [0, 1] a sigmoid's, anything else linear; None without them."""
+    softmax's, one unit in [0, 1] a sigmoid's, anything else linear; None without them. One of several outputs
+    (`expected_<output>`) whose units all lie in [0, 1] without summing to 1 may be sigmoids or values: None, which
+    leaves the class head for the sidecar to name."""
     from convert.fidelity.classification import guess_output_kind  # noqa: PLC0415
 
     path = folder / VALIDATION_FILE
@@ -118,7 +120,8 @@ def _activation_from_expected(folder: Path, units: int | None, key: str = "expec
     if expected is None or not len(expected) or not np.issubdtype(expected.dtype, np.number):
         return None
     if guess_output_kind(expected) != "probabilities":
-        return "linear"
+        in_unit_range = bool(((expected >= 0) & (expected <= 1)).all())
+        return None if key != "expected" and in_unit_range else "linear"
     return "sigmoid" if units == 1 else "softmax"
 
 
@@ -178,12 +181,16 @@ def _labels(folder: Path, count: int, inference: Inference) -> list[str]:
 
 
 CLASS_ACTIVATIONS = ("softmax", "sigmoid")
+AMBIGUOUS_HEADS = ("no one class head (softmax or sigmoid) among them: write a sidecar with \"task\": "
+                   "\"image_classification\" and \"class_output\": the output the labels score (the others are "
+                   "answered beside them as values), or \"task\": \"tensor\" (docs/model-format.md)")
 
 
 def _heads_task(facts: ModelFacts) -> tuple[str, str | None, bool, str, str | None]:
     """An image model with several outputs: one class head (softmax or sigmoid) and values beside it, or values
     only (image_regression); several class heads are ambiguous (tensor, until the sidecar names one)."""
-    listed = ", ".join(f"'{name}' ({activation}, {width} unit(s))" for name, (activation, width) in facts.heads.items())
+    listed = ", ".join(f"'{name}' ({activation or 'activation unknown'}, {width} unit(s))"
+                       for name, (activation, width) in facts.heads.items())
     classes = [name for name, (activation, width) in facts.heads.items() if activation in CLASS_ACTIVATIONS and width]
     if len(classes) == 1:
         (name,) = classes
@@ -193,8 +200,7 @@ def _heads_task(facts: ModelFacts) -> tuple[str, str | None, bool, str, str | No
                 "ends in " + activation + ", the others are answered beside its labels as values", name)
     if not classes and all(activation == "linear" for activation, _ in facts.heads.values()):
         return "image_regression", None, False, f"an image input and {len(facts.heads)} linear outputs ({listed})", None
-    return ("tensor", None, False, f"{facts.outputs} outputs ({listed}): each served as a tensor (to answer one of "
-            "them on /classify, write \"task\": \"image_classification\" and \"class_output\": its name)", None)
+    return "tensor", None, False, f"{facts.outputs} outputs ({listed}): {AMBIGUOUS_HEADS}", None
 
 
 def _task(facts: ModelFacts) -> tuple[str, str | None, bool, str, str | None]:
@@ -230,6 +236,8 @@ def infer(facts: ModelFacts, folder: Path, stem: str) -> Inference:
     task, output, multi_label, why, class_output = _task(facts)
     inference.data["task"] = task
     inference.reasons["task"] = why
+    if why.endswith(AMBIGUOUS_HEADS):  # an image model's heads convert cannot tell apart: its raw samples need a task
+        inference.problems.append(why)
     if task.endswith("classification"):
         activation, units = facts.heads[class_output] if class_output else (facts.activation, facts.units)
         count = 2 if units == 1 and not multi_label else int(units)
@@ -286,6 +294,8 @@ def with_given(inference: Inference, given: dict) -> Inference:
     if given.get("output") in ("logits", "probabilities") and inferred_output and given["output"] != inferred_output:
         inference.problems.append(f"\"output\" is \"{given['output']}\" but the model ends in "
                                   f"{inference.reasons['output']}: write \"output\": \"{inferred_output}\"")
+    if "task" in given:  # the task convert could not infer, given
+        inference.problems = [problem for problem in inference.problems if not problem.endswith(AMBIGUOUS_HEADS)]
     for key, value in given.items():
         inference.data[key] = value
         inference.reasons[key] = "given in the sidecar"

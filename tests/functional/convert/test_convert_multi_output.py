@@ -203,3 +203,74 @@ def test_an_image_regression_model_answers_values_from_photos(regression, tmp_pa
         "Model 'digit_value' does image_regression, not image_classification; it answers values: send the image to "
         "TensorFlow Serving's REST API, POST /v1/models/digit_value:predict with {\"instances\": [{\"b64\": "
         "\"<image in base64>\"}]}.")
+
+
+TAGS = ["even", "above_four", "round"]  # round: 0, 6, 8, 9 (digits with a closed loop)
+
+
+def test_a_multi_label_head_beside_a_value_from_a_saved_model_with_a_dict_of_outputs(tmp_path, run_convert):
+    """Three sigmoid tags and the ink, outputs given as a dict (their keys name them in the SavedModel), exported
+    with model.export(): sigmoid scores and values in [0, 1] look alike in expected_<output>, so convert infers no
+    class head and says to name one; with the sidecar naming it, /classify answers the label set at the request's
+    threshold, as multi-label does alone, with the ink beside it."""
+    keras = seeded_keras()
+    layers = keras.layers
+    photos, digits = digit_photos()
+    pixels = photos.astype(np.float32)
+    tags = np.stack([digits % 2 == 0, digits > 4, np.isin(digits, (0, 6, 8, 9))], axis=1).astype(np.float32)
+    ink = pixels.mean(axis=(1, 2, 3)) / 255.0 * 10
+
+    image_input = keras.Input(shape=(8, 8, 1), name="image")
+    x = layers.Rescaling(1.0 / 255)(image_input)
+    x = layers.Flatten()(x)
+    x = layers.Dense(32, activation="relu")(x)
+    outputs = {"tags": layers.Dense(3, activation="sigmoid", name="tags")(x), "ink": layers.Dense(1, name="ink")(x)}
+    model = keras.Model(inputs=image_input, outputs=outputs)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2),
+                  loss={"tags": "binary_crossentropy", "ink": "mse"}, loss_weights={"tags": 1.0, "ink": 0.2})
+    model.fit(pixels[:TRAIN], {"tags": tags[:TRAIN], "ink": ink[:TRAIN]}, epochs=8, batch_size=64, verbose=0)
+
+    folder = tmp_path / "saved_model" / "digit_tags"
+    model.export(str(folder), verbose=False)
+    validation = photos[TRAIN:TRAIN + VALIDATION]
+    expected = model.predict(validation.astype(np.float32), verbose=0)
+    np.savez(folder / "validation.npz", raw_images=validation,
+             **{f"expected_{name}": array for name, array in expected.items()})
+    (folder / "labels.txt").write_text("\n".join(TAGS) + "\n")
+
+    code, out, err = run_convert(folder, tmp_path / "inferred", "--quantization", MODE)
+    assert code == 2 and err.strip().endswith("[cannot_infer]"), err
+    assert "2 outputs ('ink' (linear, 1 unit(s)), 'tags' (activation unknown, 3 unit(s))): no one class head " \
+           "(softmax or sigmoid) " \
+           "among them: write a sidecar with \"task\": \"image_classification\" and \"class_output\"" in err
+    sidecar = {"schema": 1, "name": "digit_tags", "task": "image_classification", "class_output": "tags",
+               "labels": TAGS, "output": "probabilities", "multi_label": True,
+               "preprocessing": {"type": "image", "color_mode": "L", "size": [8, 8]},
+               "inputs": {"image": "image"}, "validation": {"samples": "validation.npz"}}
+    (folder / "sidecar.json").write_text(json.dumps(sidecar))
+    code, out, err = run_convert(folder, tmp_path / "models" / "digit_tags", "--quantization", MODE)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "models" / "digit_tags" / "manifest.json").read_text())
+    assert manifest["task"] == "image_classification" and manifest["multi_label"] and manifest["labels"] == TAGS
+    assert [(spec["name"], spec["role"]) for spec in manifest["outputs"]] == [("tags", "scores"), ("ink", "ink")]
+
+    service = make_service(ModelRegistry(tmp_path / "models"))
+    held_out = photos[-HELD_OUT:]
+    wanted = model.predict(held_out.astype(np.float32), verbose=0)
+    ink_range = float(np.abs(wanted["ink"]).max())
+    for threshold in (0.5, 0.8):
+        predictions = []
+        for start in range(0, HELD_OUT, 15):
+            body = {"model": "digit_tags", "images": [png(photo) for photo in held_out[start:start + 15]],
+                    "threshold": threshold}
+            result = handle_event(service, http_api_event("POST", "/classify", body), None)
+            assert result["statusCode"] == 200, result["body"]
+            predictions += json.loads(result["body"])["predictions"]
+        near = np.abs(wanted["tags"] - threshold) < SCORE_BOUNDS[MODE]  # a score on the edge may land either side
+        for prediction, scores, value, edge in zip(predictions, wanted["tags"], wanted["ink"], near):
+            served = {entry["label"]: entry["score"] for entry in prediction["labels"]}
+            assert {label for label, score, on_edge in zip(TAGS, scores, edge) if score >= threshold and not on_edge} \
+                <= set(served) <= {label for label, score in zip(TAGS, scores) if score >= threshold - 0.05}
+            assert all(abs(served[label] - float(scores[TAGS.index(label)])) <= SCORE_BOUNDS[MODE] for label in served)
+            assert abs(prediction["outputs"]["ink"][0] - float(value[0])) <= TOLERANCES[MODE] * ink_range
+        assert len({frozenset(entry["label"] for entry in p["labels"]) for p in predictions}) >= 3
