@@ -33,12 +33,12 @@ from convert.fidelity.base import Column, GateResult, cell, rounded
 from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
 from convert.fidelity.multi_label import decisions_agree
-from convert.fidelity.tensor import TOLERANCES, output_errors
 from convert.input_bounds import input_bounds
 from convert.litert_model import LiteRTModel
 from convert.progress import progress
 from convert.quiet import quiet_native_stderr
 from convert.raw_samples import RawSamples
+from convert.served_values import expected_values, measure_values
 from convert.sidecar import Sidecar
 from convert.tasks.base import Binding
 from function.errors import ServingError
@@ -208,44 +208,11 @@ def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, thr
                      f"{int(cosines.argmin())}) and {mean:.6f} on average, below {MIN_COSINE} / {MEAN_COSINE}")
 
 
-def _values_text(values: dict[str, np.ndarray], row: int) -> dict[str, list[float]]:
-    """One sample's values per output, the first three of each, rounded for a message."""
-    return {name: [round(float(value), 4) for value in array[row][:3]] for name, array in values.items()}
-
-
-def measure_values(results: list[Result], expected: dict[str, np.ndarray], mode: str
-                   ) -> tuple[dict, list[dict], str | None]:
-    """The values each answer gives per output ("outputs": {name: [...]}) against expected's, relative to the
-    output's range as the tensor gate measures them: (metrics, one record per sample, problem or None)."""
-    tolerance = TOLERANCES[mode]
-    served = {name: np.array([result["outputs"][name] for result in results], dtype=np.float64).reshape(
-        len(results), -1) for name in expected}
-    wanted = {name: array.reshape(len(array), -1).astype(np.float64) for name, array in expected.items()}
-    errors = {name: output_errors(wanted[name], served[name]) for name in expected}
-    relative = np.zeros(len(results))
-    for name in expected:
-        scale = float(np.abs(wanted[name]).max()) or 1.0
-        relative = np.maximum(relative, np.abs(served[name] - wanted[name]).max(axis=1) / scale)
-    records = [{"index": index, "agrees": bool(relative[index] <= tolerance),
-                "max_value_error": round(float(relative[index]), 6),
-                "served": {"outputs": _values_text(served, index)},
-                "expected": {"outputs": _values_text(wanted, index)}} for index in range(len(results))]
-    metrics = {"outputs": errors, "tolerance": {"max_rel_error": tolerance}}
-    over = [name for name in expected if errors[name]["max_rel_error"] > tolerance]
-    if not over:
-        return metrics, records, None
-    first = int(relative.argmax())
-    details = ", ".join(f"'{name}' by up to {errors[name]['max_rel_error']:.2%} of its range" for name in over)
-    return metrics, records, (f"answers values off expected's on output {details}, above the {tolerance:.2%} "
-                              f"tolerance for {mode} (raw sample {first}: served {_values_text(served, first)}, "
-                              f"expected {_values_text(wanted, first)})")
-
-
-def _measure_regression(task: Task, results: list[Result], expected: dict[str, np.ndarray], threshold: float | None,
-                        mode: str) -> tuple[dict, str | None]:
+def _measure_regression(results: list[Result], expected: dict[str, np.ndarray], mode: str) -> tuple[dict, str | None]:
+    """An image regression model: every output's values (convert/served_values.py)."""
     metrics, records, problem = measure_values(results, expected, mode)
-    metrics = {"samples": len(results), **metrics, "worst": worst(records, "max_value_error"), "per_sample": records}
-    return metrics, problem
+    return {"samples": len(results), **metrics, "worst": worst(records, "max_value_error"),
+            "per_sample": records}, problem
 
 
 def _with_beside(task: Task, results: list[Result], expected: dict[str, np.ndarray], metrics: dict,
@@ -255,8 +222,8 @@ def _with_beside(task: Task, results: list[Result], expected: dict[str, np.ndarr
     for record, value in zip(metrics["per_sample"], records):
         record["agrees"] = record["agrees"] and value["agrees"]
         record["max_value_error"] = value["max_value_error"]
-        record["served"]["outputs"], record["expected"]["outputs"] = value["served"]["outputs"], value["expected"][
-            "outputs"]
+        record["served"]["outputs"] = value["served"]["outputs"]
+        record["expected"]["outputs"] = value["expected"]["outputs"]
     metrics.update(values)
     metrics["worst"] = worst(metrics["per_sample"])
     return metrics, problem or values_problem
@@ -268,8 +235,6 @@ MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str]
     "text_classification": _measure_classes,
     "text_embedding": _measure_cosine,
 }
-VALUE_TASKS = ("image_classification", "image_regression")  # the tasks that may answer outputs as values
-
 
 def _largest_value_error(served: dict) -> float:
     return max((errors["max_rel_error"] for errors in served.get("outputs", {}).values()), default=0.0)
@@ -302,7 +267,7 @@ class ServedGate:
                                   "arrays only")
         self.served = served
         self.min_agreement = min_agreement
-        self.expected_values = expected_values(served)
+        self.expected_values = expected_values(served.sidecar.task, served.binding, served.raw)
         self._bounds: dict[int, dict] = {}  # hash of a model's bytes -> its input bounds, as its manifest has them
 
     @property
@@ -368,7 +333,7 @@ class ServedGate:
         with self.function_task(content, model, mode, preprocessing, output_kind) as task:
             results = self.answers(task)
             if task.name == "image_regression":
-                metrics, problem = _measure_regression(task, results, self.expected_values, None, mode)
+                metrics, problem = _measure_regression(results, self.expected_values, mode)
             else:
                 metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
                 if self.expected_values:
@@ -381,26 +346,6 @@ class ServedGate:
                           "the sidecar's preprocessing is not the pipeline that made expected, or this mode loses "
                           "too much: check \"preprocessing\" (docs/model-format.md), or use a milder mode",
                           per_sample=per_sample)
-
-
-def expected_values(served: Served) -> dict[str, np.ndarray]:
-    """Output name -> expected values, for each output answered as values: every output of an image regression
-    model, the outputs beside an image classifier's class output. A single output's are `expected`; with several,
-    each needs its expected_<name> array, refused by name when missing."""
-    binding, raw, task = served.binding, served.raw, served.sidecar.task
-    if task not in VALUE_TASKS:
-        return {}
-    names = [name for role, name in binding.outputs.items() if role != "scores" or task == "image_regression"]
-    if served.sidecar.task == "image_regression" and len(names) == 1 and names[0] not in raw.expected_outputs:
-        return {names[0]: raw.expected}
-    missing = [name for name in names if name not in raw.expected_outputs]
-    if missing:
-        listed = ", ".join(f"expected_{name}" for name in missing)
-        raise ConversionError("bad_samples", f"{raw.source}: the model answers output {', '.join(map(repr, missing))} "
-                              f"as values but the file has no {listed}: save each output's model.predict answers "
-                              "for the raw samples as expected_<output name> (model.predict of a model with "
-                              "several outputs gives one array per output)")
-    return {name: raw.expected_outputs[name] for name in names}
 
 
 def worst_text(metrics: dict) -> str:
