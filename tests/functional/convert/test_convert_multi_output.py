@@ -19,6 +19,7 @@ from PIL import Image
 
 from convert.fidelity.classification import SCORE_BOUNDS
 from convert.fidelity.tensor import TOLERANCES
+from convert.report_page import main as report_page
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from tests.support.convert_models import seeded_keras
@@ -102,6 +103,7 @@ def test_two_heads_on_classify_answer_the_label_and_the_value_beside_it(two_head
     assert manifest["task"] == "image_classification" and manifest["labels"] == LABELS
     assert [(spec["name"], spec["role"]) for spec in manifest["outputs"]] == [("digit", "scores"), ("ink", "ink")]
     assert manifest["fidelity"]["passed"] and set(manifest["fidelity"]["served"]["outputs"]) == {"ink"}
+    assert report_page([str(tmp_path / "models" / "digits_ink")]) == 0  # the page ranks the class head's scores
 
     service = make_service(ModelRegistry(tmp_path / "models"))
     digit_wanted, ink_wanted = model.predict(held_out.astype(np.float32), verbose=0)
@@ -173,6 +175,8 @@ def test_an_image_regression_model_answers_values_from_photos(regression, tmp_pa
     assert manifest["task"] == "image_regression" and not manifest["labels"]
     output = manifest["outputs"][0]["name"]
     assert manifest["fidelity"]["served"]["passed"] and "values within" in out
+    assert report_page([str(tmp_path / "models" / "digit_value")]) == 0  # the report page shows its samples' values
+    assert "digit_value" in (tmp_path / "models" / "digit_value" / "report.html").read_text()
 
     service = make_service(ModelRegistry(tmp_path / "models"))
     wanted = model.predict(held_out.astype(np.float32), verbose=0)[:, 0]
