@@ -56,7 +56,21 @@ def _refused(problem: str) -> ConversionError:
     return ConversionError("function_refuses", f"the function would not serve this model as converted: {problem}")
 
 
+def _values(task: Task, result: Result, expected: dict[str, np.ndarray]) -> str | None:
+    """The outputs answered as values (an image regression model's, or those beside a classifier's labels)."""
+    for spec in task.manifest.outputs:
+        if spec.role == "scores":
+            continue
+        got = np.asarray(result["outputs"][spec.name], dtype=np.float64)
+        if not np.allclose(got, expected[spec.name].reshape(-1), rtol=1e-5, atol=1e-6, equal_nan=True):
+            return f"values {got[:3].tolist()} for output {spec.name!r} unlike the model's"
+    return None
+
+
 def _label(task: Task, result: Result, expected: dict[str, np.ndarray]) -> str | None:
+    beside = _values(task, result, expected) if "outputs" in result else None
+    if beside is not None:
+        return beside
     if task.manifest.multi_label:
         return _labels(task, result, expected)
     scores = task.manifest.output_spec("scores")
@@ -96,6 +110,7 @@ def _tensors(task: Task, result: Result, expected: dict[str, np.ndarray]) -> str
 
 AGREES: dict[str, Callable[[Task, Result, dict[str, np.ndarray]], str | None]] = {
     "image_classification": _label,
+    "image_regression": _values,
     "text_classification": _label,
     "text_embedding": _vector,
     "tensor": _tensors,

@@ -37,14 +37,23 @@ def export_for_inference(model, directory: Path, keras) -> None:
     inputs `model.export()` would name."""
     from keras.src.export.export_utils import get_input_signature  # noqa: PLC0415  (model.export()'s own signature)
 
+    def named(outputs):
+        """A list of outputs keyed by the model's output names (model.export() would call them output_0, ...), so
+        the served outputs carry the names the user gave them."""
+        if isinstance(outputs, (list, tuple)) and len(outputs) == len(model.output_names) > 1:
+            return dict(zip(model.output_names, outputs))
+        return outputs
+
     signature = get_input_signature(model)
     archive = keras.export.ExportArchive()
     archive.track(model)
     if len(signature) == 1:
-        archive.add_endpoint(ENDPOINT, lambda inputs: model(inputs, training=False), input_signature=signature)
+        archive.add_endpoint(ENDPOINT, lambda inputs: named(model(inputs, training=False)), input_signature=signature)
     else:
-        archive.add_endpoint(ENDPOINT, lambda *inputs: model(list(inputs), training=False), input_signature=signature)
+        archive.add_endpoint(ENDPOINT, lambda *inputs: named(model(list(inputs), training=False)),
+                             input_signature=signature)
     archive.write_out(str(directory), verbose=False)
+
 
 
 def random_ops(function) -> list[str]:

@@ -152,7 +152,8 @@ class ConversionJob:
         """The validation file's raw samples and expected answers (convert/raw_samples.py), if any."""
         if self.sidecar is None:
             return None
-        return load_raw_samples(self.sidecar.samples, read_arrays(self.sidecar.samples), self.sidecar.raw_images)
+        return load_raw_samples(self.sidecar.samples, read_arrays(self.sidecar.samples), self.sidecar.raw_images,
+                                next(iter(self.binding.outputs.values())))
 
     @cached_property
     def served_gate(self) -> ServedGate | None:

@@ -8,7 +8,7 @@ and normalise, or its tokenizer, then the converted model. Everything loads with
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ from convert.errors import ConversionError
 from function.tasks.image_classification import ImageInput
 
 RAW_KEYS = ("raw_images", "raw_image_shapes", "raw_texts", "expected")
+EXPECTED_OUTPUT = "expected_"  # expected_<output name>: one output's answers, for a model with several
 IMAGE_CHANNELS = {1: "L", 3: "RGB"}
 
 
@@ -27,6 +28,9 @@ class RawSamples:
     items: list  # what the function's task.predict takes: ImageInput (encoded bytes) or str
     expected: np.ndarray  # float32, one row per item: the user's model.predict on their own preprocessing
     source: str  # where they came from, for messages
+    # A model with several outputs: output name -> its expected answers (expected_<name> arrays); `expected` is then
+    # the class output's (an image classifier's) or the first output's.
+    expected_outputs: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -89,15 +93,21 @@ def _images(source: str, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
                        "each image as raw_image_shapes")
 
 
-def _expected(source: str, arrays: dict[str, np.ndarray], count: int) -> np.ndarray:
-    expected = arrays.get("expected")
+def _expected(source: str, arrays: dict[str, np.ndarray], count: int, key: str = "expected") -> np.ndarray:
+    expected = arrays.get(key)
     if expected is None:
-        raise _bad(source, "raw samples without an 'expected' array: save your model.predict outputs for them "
-                           "(on your own preprocessing) as expected")
+        raise _bad(source, f"raw samples without an '{key}' array: save your model.predict outputs for them "
+                           f"(on your own preprocessing) as {key}")
     if not np.issubdtype(expected.dtype, np.number) or expected.ndim < 1 or len(expected) != count:
-        raise _bad(source, f"expected is {expected.dtype} {expected.shape}: give one row of model outputs per raw "
+        raise _bad(source, f"{key} is {expected.dtype} {expected.shape}: give one row of model outputs per raw "
                            f"sample ({count})")
     return expected.astype(np.float32)
+
+
+def expected_outputs(source: str, arrays: dict[str, np.ndarray], count: int) -> dict[str, np.ndarray]:
+    """The expected_<output name> arrays (a model with several outputs: model.predict's dict, one array each)."""
+    return {key.removeprefix(EXPECTED_OUTPUT): _expected(source, arrays, count, key) for key in arrays
+            if key.startswith(EXPECTED_OUTPUT)}
 
 
 def raw_items(source: str, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None
@@ -121,16 +131,19 @@ def raw_items(source: str, arrays: dict[str, np.ndarray], image_files: list[Path
     return "text", [str(text) for text in texts]
 
 
-def load_raw_samples(path: Path, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None
-                     ) -> RawSamples | None:
-    """The raw samples of a validation file (and the sidecar's image files), or None when it has none."""
+def load_raw_samples(path: Path, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None,
+                     main_output: str | None = None) -> RawSamples | None:
+    """The raw samples of a validation file (and the sidecar's image files), or None when it has none. `expected` is
+    the file's `expected`, else (a model with several outputs) `expected_<main_output>`."""
     source = path.name
     found = raw_items(source, arrays, image_files)
     if found is None:
-        if "expected" in arrays:
+        if "expected" in arrays or any(key.startswith(EXPECTED_OUTPUT) for key in arrays):
             raise _bad(source, "has 'expected' but no raw samples: add raw_images (+ raw_image_shapes), raw_texts, "
                                "or list image files in the sidecar's validation.raw_images")
         return None
     kind, items = found
     where = f"{source} + sidecar image files" if image_files else source
-    return RawSamples(kind, items, _expected(source, arrays, len(items)), where)
+    outputs = expected_outputs(source, arrays, len(items))
+    key = f"{EXPECTED_OUTPUT}{main_output}" if "expected" not in arrays and main_output in outputs else "expected"
+    return RawSamples(kind, items, _expected(source, arrays, len(items), key), where, outputs)

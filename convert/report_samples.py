@@ -88,15 +88,24 @@ def collect(job, written_mode: str, results: dict) -> ReportSamples | None:
     modes = list(dict.fromkeys(modes))
     if not modes:
         return None
-    if job.raw is not None:
-        comparison, expected = "raw", job.raw.expected.reshape(job.raw.count, -1)
-        served = {mode: _flat(job.raw_outputs(results[mode])) for mode in modes}
-    else:
-        comparison, expected = "tensor", _flat(job.reference)
-        served = {mode: _flat(results[mode].outputs) for mode in modes}
     sidecar = job.sidecar
+    classifier = sidecar is not None and sidecar.task in CLASSIFIERS and sidecar.labels
+    # A classifier's scores are its class output's (the values beside it are not scores); else every output.
+    shown = [job.binding.outputs["scores"]] if classifier else list(job.binding.outputs.values())
+
+    def kept(outputs: dict[str, np.ndarray]) -> np.ndarray:
+        return _flat({name: array for name, array in outputs.items() if name in shown})
+
+    if job.raw is not None:
+        several = not classifier and len(shown) > 1  # regression outputs: expected_<name> each, by name as _flat
+        comparison = "raw"
+        expected = _flat(job.served_gate.expected_values) if several else job.raw.expected.reshape(job.raw.count, -1)
+        served = {mode: kept(job.raw_outputs(results[mode])) for mode in modes}
+    else:
+        comparison, expected = "tensor", kept(job.reference)
+        served = {mode: kept(results[mode].outputs) for mode in modes}
     labels = None
-    if sidecar is not None and sidecar.task in CLASSIFIERS and sidecar.labels:
+    if classifier:
         labels = list(sidecar.labels)
         expected = scores(expected, sidecar.output, sidecar.multi_label)
         served = {mode: scores(array, sidecar.output, sidecar.multi_label) for mode, array in served.items()}
@@ -108,7 +117,7 @@ def collect(job, written_mode: str, results: dict) -> ReportSamples | None:
         samples.texts = [str(text) for text in job.raw.items[:keep]]
     elif job.raw is not None:
         samples.thumbnails = [decoded_thumbnail(item.data) for item in job.raw.items[:keep]]
-    elif sidecar is not None and sidecar.task == "image_classification":
+    elif sidecar is not None and sidecar.task in ("image_classification", "image_regression"):
         (tensors,) = job.validation.inputs.values()
         samples.thumbnails = [tensor_thumbnail(tensor) for tensor in tensors[:keep]]
     return samples

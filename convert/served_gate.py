@@ -10,7 +10,10 @@ decode, EXIF, colour, resize and normalise or tokenize code, LiteRT, its own pos
 How an answer is compared with `expected` is the task's (MEASURES): top-1 for classifiers (a class `expected` scores
 within 0.001 of its own top-1 counts as agreeing, as in the tensor gate), label sets for multi-label classifiers
 (each label's decision at the default threshold, near-ties agreeing either way), then every score the answer shows
-(asked for all of them) within the mode's SCORE_BOUNDS of expected's; cosine for embeddings. Each raw sample's
+(asked for all of them) within the mode's SCORE_BOUNDS of expected's; cosine for embeddings. Values (an image
+regression model's outputs, or the outputs an image classifier answers beside its labels) are held against
+expected's (`expected`, or `expected_<output name>` for a model with several outputs) as the tensor gate holds
+outputs: the largest difference relative to the output's range, within the mode's TOLERANCES. Each raw sample's
 record (index, served vs expected, agrees, max_score_diff or cosine) is kept on the result (`per_sample`), the worst
 few in its metrics (`worst`, report.json); docs/conversion.md has their shape.
 """
@@ -35,6 +38,7 @@ from convert.litert_model import LiteRTModel
 from convert.progress import progress
 from convert.quiet import quiet_native_stderr
 from convert.raw_samples import RawSamples
+from convert.served_values import expected_values, measure_values
 from convert.sidecar import Sidecar
 from convert.tasks.base import Binding
 from function.errors import ServingError
@@ -204,6 +208,27 @@ def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, thr
                      f"{int(cosines.argmin())}) and {mean:.6f} on average, below {MIN_COSINE} / {MEAN_COSINE}")
 
 
+def _measure_regression(results: list[Result], expected: dict[str, np.ndarray], mode: str) -> tuple[dict, str | None]:
+    """An image regression model: every output's values (convert/served_values.py)."""
+    metrics, records, problem = measure_values(results, expected, mode)
+    return {"samples": len(results), **metrics, "worst": worst(records, "max_value_error"),
+            "per_sample": records}, problem
+
+
+def _with_beside(task: Task, results: list[Result], expected: dict[str, np.ndarray], metrics: dict,
+                 problem: str | None, mode: str) -> tuple[dict, str | None]:
+    """A classifier's measures with the values it answers beside its labels held against expected's too."""
+    values, records, values_problem = measure_values(results, expected, mode)
+    for record, value in zip(metrics["per_sample"], records):
+        record["agrees"] = record["agrees"] and value["agrees"]
+        record["max_value_error"] = value["max_value_error"]
+        record["served"]["outputs"] = value["served"]["outputs"]
+        record["expected"]["outputs"] = value["expected"]["outputs"]
+    metrics.update(values)
+    metrics["worst"] = worst(metrics["per_sample"])
+    return metrics, problem or values_problem
+
+
 # task name -> how served results are held against `expected`: (metrics, problem or None).
 MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str], tuple[dict, str | None]]] = {
     "image_classification": _measure_classes,
@@ -211,16 +236,23 @@ MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str]
     "text_embedding": _measure_cosine,
 }
 
+def _largest_value_error(served: dict) -> float:
+    return max((errors["max_rel_error"] for errors in served.get("outputs", {}).values()), default=0.0)
+
 
 def served_cell(metrics: dict) -> str:
     served = metrics.get("served")
     if not served or not served.get("checked", True):
         return "not checked"
     scores = f", scores within {served['max_score_diff']:.4f}" if served.get("max_score_diff") is not None else ""
+    if "outputs" in served:  # values, alone or beside the labels
+        scores += f", values within {_largest_value_error(served):.2%} of their range"
     if "top1_agreement" in served:
         return cell(served["top1_agreement"], ".2%") + scores
     if "label_set_agreement" in served:
         return f"{cell(served['label_set_agreement'], '.2%')} of label sets{scores}"
+    if "outputs" in served:
+        return scores.removeprefix(", ")
     return f"min cos {served['min_cosine']:.4f}"
 
 
@@ -229,12 +261,13 @@ SERVED_COLUMN = Column("served on raw samples", served_cell)
 
 class ServedGate:
     def __init__(self, served: Served, min_agreement: float | None) -> None:
-        if served.sidecar.task not in MEASURES:
+        if served.sidecar.task not in (*MEASURES, "image_regression"):
             raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image and text models; "
                                   f"a {served.sidecar.task} model's clients send its tensors: give inputs_<name> "
                                   "arrays only")
         self.served = served
         self.min_agreement = min_agreement
+        self.expected_values = expected_values(served.sidecar.task, served.binding, served.raw)
         self._bounds: dict[int, dict] = {}  # hash of a model's bytes -> its input bounds, as its manifest has them
 
     @property
@@ -299,7 +332,12 @@ class ServedGate:
         the diagnosis of a failed float32 check tries)."""
         with self.function_task(content, model, mode, preprocessing, output_kind) as task:
             results = self.answers(task)
-            metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
+            if task.name == "image_regression":
+                metrics, problem = _measure_regression(results, self.expected_values, mode)
+            else:
+                metrics, problem = MEASURES[task.name](task, results, self.raw.expected, self.threshold(mode), mode)
+                if self.expected_values:
+                    metrics, problem = _with_beside(task, results, self.expected_values, metrics, problem, mode)
         per_sample = metrics.pop("per_sample")
         summary = f"served on {self.raw.count} raw samples: " + served_cell({"served": metrics})
         if problem is None:
@@ -316,6 +354,9 @@ def worst_text(metrics: dict) -> str:
     for record in metrics.get("worst", [])[:3]:
         if "cosine" in record:
             described.append(f"{record['index']} (cosine {record['cosine']:.4f})")
+        elif "scores" not in record["served"]:
+            described.append(f"{record['index']} (served {record['served']['outputs']}, expected "
+                             f"{record['expected']['outputs']})")
         else:
             described.append(f"{record['index']} (served {record['served']['scores']}, expected "
                              f"{record['expected']['scores']})")

@@ -10,7 +10,7 @@ SIDECAR_FILE = "sidecar.json"
 SCHEMA = 1
 # Every key a schema 1 sidecar may hold, whatever the task.
 SIDECAR_KEYS = ("schema", "name", "task", "labels", "output", "preprocessing", "inputs", "outputs", "validation",
-                "metrics", "description", "multi_label")
+                "metrics", "description", "multi_label", "class_output")
 VALIDATION_KEYS = ("samples", "representative", "raw_images")
 
 
@@ -29,6 +29,7 @@ class Sidecar:
     raw_images: list[Path] | None = None  # image files whose expected answers are in `samples` (served gate)
     extra: dict = field(default_factory=dict)  # metrics, description: carried, never interpreted
     multi_label: bool = False  # classifiers: each label its own sigmoid unit
+    class_output: str | None = None  # an image classifier with several outputs: the one its labels score
 
     @property
     def tokenizer(self) -> Path | None:

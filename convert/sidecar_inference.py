@@ -3,9 +3,12 @@ of raw samples + expected converts without one (docs/model-format.md, "What conv
 
 - name: the file's stem (or the SavedModel directory's name);
 - task, output and multi_label: from the model's last layer (softmax -> probabilities of one class; sigmoid -> one
-  unit binary, several units multi-label; linear -> logits for a text classifier, `tensor` for anything else; a
-  pooling layer last -> an embedding) and its input (a TextVectorization layer -> a text model, a float
-  (N, height, width, channels) input -> an image model);
+  unit binary, several units multi-label; linear -> logits for a text classifier, `image_regression` for an image
+  model, `tensor` for anything else; a pooling layer last -> an embedding) and its input (a TextVectorization layer
+  -> a text model, a float (N, height, width, channels) input -> an image model);
+- class_output (an image model with several outputs): the one output that ends in softmax or sigmoid is the class
+  head, the others are answered beside its labels as values; every output linear -> `image_regression`; more than
+  one class head -> `tensor`, until the sidecar names one;
 - labels: a labels.txt beside the model (one per line, in output order), else a string `labels` array in
   validation.npz, else the class indices;
 - preprocessing (image): size and colour mode from the input; a Rescaling or Normalization layer inside the model
@@ -48,6 +51,8 @@ class ModelFacts:
     last_layer: str  # its class name
     text: bool  # a TextVectorization layer reads the input
     rescales: str | None  # the name of a Rescaling / Normalization layer inside the model
+    # Each output's name (as served) -> (its activation, its width); what picks the class head of several outputs.
+    heads: dict[str, tuple[str | None, int | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,24 +94,34 @@ def keras_facts(model) -> ModelFacts:
     rescales = next((layer.name for layer in layers if type(layer).__name__ in PREPROCESSING_LAYERS), None)
     inputs = {tensor.name: (tuple(tensor.shape), str(tensor.dtype)) for tensor in model.inputs}
     width = model.outputs[0].shape[-1] if len(model.outputs) == 1 else None
+    heads = {}
+    if len(model.outputs) > 1:  # served by the model's output names (convert/inference_mode.py exports them so)
+        for name, tensor in zip(model.output_names, model.outputs):
+            history = getattr(tensor, "_keras_history", None)
+            layer = getattr(history, "operation", None)
+            heads[name] = (_activation(layer) if layer is not None else None,
+                           tensor.shape[-1] if len(tensor.shape) == 2 else None)
     return ModelFacts(inputs=inputs, outputs=len(model.outputs), units=width, activation=_activation(last),
                       last_layer=type(last).__name__, rescales=rescales,
-                      text=any(type(layer).__name__ == "TextVectorization" for layer in layers))
+                      text=any(type(layer).__name__ == "TextVectorization" for layer in layers), heads=heads)
 
 
-def _activation_from_expected(folder: Path, units: int | None) -> str | None:
-    """Without the layers (a SavedModel): rows of `expected` in [0, 1] summing to 1 are a softmax's, one unit in
-    [0, 1] a sigmoid's, anything else linear; None without expected."""
+def _activation_from_expected(folder: Path, units: int | None, key: str = "expected") -> str | None:
+    """Without the layers (a SavedModel): rows of `expected` (or `expected_<output>`) in [0, 1] summing to 1 are a
+    softmax's, one unit in [0, 1] a sigmoid's, anything else linear; None without them. One of several outputs
+    (`expected_<output>`) whose units all lie in [0, 1] without summing to 1 may be sigmoids or values: None, which
+    leaves the class head for the sidecar to name."""
     from convert.fidelity.classification import guess_output_kind  # noqa: PLC0415
 
     path = folder / VALIDATION_FILE
     if not path.is_file():
         return None
-    expected = read_arrays(path, ("expected",)).get("expected")
+    expected = read_arrays(path, (key,)).get(key)
     if expected is None or not len(expected) or not np.issubdtype(expected.dtype, np.number):
         return None
     if guess_output_kind(expected) != "probabilities":
-        return "linear"
+        in_unit_range = bool(((expected >= 0) & (expected <= 1)).all())
+        return None if key != "expected" and in_unit_range else "linear"
     return "sigmoid" if units == 1 else "softmax"
 
 
@@ -119,9 +134,14 @@ def signature_facts(info, folder: Path) -> ModelFacts:
     if len(info.outputs) == 1:
         shape = next(iter(info.outputs.values())).shape
         units = shape[-1] if len(shape) == 2 else None
+    heads = {}
+    if len(info.outputs) > 1:
+        for name, spec in info.outputs.items():
+            width = spec.shape[-1] if len(spec.shape) == 2 else None
+            heads[name] = (_activation_from_expected(folder, width, f"expected_{name}"), width)
     return ModelFacts(inputs=inputs, outputs=len(info.outputs), units=units,
                       activation=_activation_from_expected(folder, units), last_layer="signature output", text=False,
-                      rescales=None)
+                      rescales=None, heads=heads)
 
 
 def has_raw_samples(folder: Path) -> bool:
@@ -130,7 +150,8 @@ def has_raw_samples(folder: Path) -> bool:
     if not path.is_file():
         return False
     names = array_names(path)
-    return "expected" in names and any(key in names for key in ("raw_images", "raw_texts"))
+    return (any(key == "expected" or key.startswith("expected_") for key in names)
+            and any(key in names for key in ("raw_images", "raw_texts")))
 
 
 def served_name_of(stem: str) -> str:
@@ -159,42 +180,78 @@ def _labels(folder: Path, count: int, inference: Inference) -> list[str]:
     return [str(index) for index in range(count)]
 
 
-def _task(facts: ModelFacts) -> tuple[str, str | None, bool, str]:
-    """(task, output kind, multi_label, why)."""
+CLASS_ACTIVATIONS = ("softmax", "sigmoid")
+AMBIGUOUS_HEADS = ("no one class head (softmax or sigmoid) among them: write a sidecar with \"task\": "
+                   "\"image_classification\" and \"class_output\": the output the labels score (the others are "
+                   "answered beside them as values), or \"task\": \"tensor\" (docs/model-format.md)")
+
+
+def _heads_task(facts: ModelFacts) -> tuple[str, str | None, bool, str, str | None]:
+    """An image model with several outputs: one class head (softmax or sigmoid) and values beside it, or values
+    only (image_regression); several class heads are ambiguous (tensor, until the sidecar names one)."""
+    listed = ", ".join(f"'{name}' ({activation or 'activation unknown'}, {width} unit(s))"
+                       for name, (activation, width) in facts.heads.items())
+    classes = [name for name, (activation, width) in facts.heads.items() if activation in CLASS_ACTIVATIONS and width]
+    if len(classes) == 1:
+        (name,) = classes
+        activation, width = facts.heads[name]
+        return ("image_classification", "probabilities", activation == "sigmoid" and width > 1,
+                f"a float (N, height, width, channels) input and {len(facts.heads)} outputs ({listed}): '{name}' "
+                "ends in " + activation + ", the others are answered beside its labels as values", name)
+    if not classes and all(activation == "linear" for activation, _ in facts.heads.values()):
+        return "image_regression", None, False, f"an image input and {len(facts.heads)} linear outputs ({listed})", None
+    return "tensor", None, False, f"{facts.outputs} outputs ({listed}): {AMBIGUOUS_HEADS}", None
+
+
+def _task(facts: ModelFacts) -> tuple[str, str | None, bool, str, str | None]:
+    """(task, output kind, multi_label, why, class output: None unless it is one of several)."""
     activation, units = facts.activation, facts.units
     ending = f"the last layer ({facts.last_layer}, activation {activation}, {units} unit(s))"
     image_input = len(facts.inputs) == 1 and len(next(iter(facts.inputs.values()))[0]) == 4
+    if facts.outputs > 1 and image_input and not facts.text and facts.heads:
+        return _heads_task(facts)
     if facts.outputs != 1 or units is None:
-        return "tensor", None, False, f"{facts.outputs} outputs: each served as a tensor"
+        return "tensor", None, False, f"{facts.outputs} outputs: each served as a tensor", None
     if facts.text:
         if facts.last_layer in POOLING_LAYERS:
-            return "text_embedding", None, False, f"a TextVectorization input and a pooled vector out ({ending})"
-        if activation in ("softmax", "sigmoid"):
+            return "text_embedding", None, False, f"a TextVectorization input and a pooled vector out ({ending})", None
+        if activation in CLASS_ACTIVATIONS:
             return ("text_classification", "probabilities", activation == "sigmoid" and units > 1,
-                    f"a TextVectorization input and {ending}")
-        return "text_classification", "logits", False, f"a TextVectorization input and {ending}: logits"
-    if image_input and activation in ("softmax", "sigmoid"):
+                    f"a TextVectorization input and {ending}", None)
+        return "text_classification", "logits", False, f"a TextVectorization input and {ending}: logits", None
+    if image_input and activation in CLASS_ACTIVATIONS:
         return ("image_classification", "probabilities", activation == "sigmoid" and units > 1,
-                f"a float (N, height, width, channels) input and {ending}")
-    return "tensor", None, False, f"{ending}: values, served as a tensor"
+                f"a float (N, height, width, channels) input and {ending}", None)
+    if image_input and activation == "linear" and facts.last_layer not in POOLING_LAYERS:
+        return ("image_regression", None, False, f"a float (N, height, width, channels) input and {ending}: values "
+                "(a classifier that outputs logits: write \"task\": \"image_classification\", \"output\": "
+                "\"logits\" and its labels)", None)
+    return "tensor", None, False, f"{ending}: values, served as a tensor", None
 
 
 def infer(facts: ModelFacts, folder: Path, stem: str) -> Inference:
     """The sidecar for a model whose files (labels.txt, validation.npz) are in `folder`."""
     inference = Inference(data={"schema": SCHEMA, "name": served_name_of(stem)})
     inference.reasons["name"] = f"the file name {stem!r}"
-    task, output, multi_label, why = _task(facts)
+    task, output, multi_label, why, class_output = _task(facts)
     inference.data["task"] = task
     inference.reasons["task"] = why
+    if why.endswith(AMBIGUOUS_HEADS):  # an image model's heads convert cannot tell apart: its raw samples need a task
+        inference.problems.append(why)
     if task.endswith("classification"):
-        count = 2 if facts.units == 1 and not multi_label else int(facts.units)
+        activation, units = facts.heads[class_output] if class_output else (facts.activation, facts.units)
+        count = 2 if units == 1 and not multi_label else int(units)
         inference.data["labels"] = _labels(folder, count, inference)
         inference.data["output"] = output
-        inference.reasons["output"] = f"activation {facts.activation} (last layer {facts.last_layer})"
+        inference.reasons["output"] = (f"activation {activation} (output '{class_output}')" if class_output
+                                       else f"activation {facts.activation} (last layer {facts.last_layer})")
+        if class_output:
+            inference.data["class_output"] = class_output
+            inference.reasons["class_output"] = f"the one output of {len(facts.heads)} that ends in {activation}"
         if multi_label:
             inference.data["multi_label"] = True
-            inference.reasons["multi_label"] = f"{facts.units} sigmoid units: each label on its own"
-    if task == "image_classification":
+            inference.reasons["multi_label"] = f"{units} sigmoid units: each label on its own"
+    if task in ("image_classification", "image_regression"):
         (name, (shape, _)), = facts.inputs.items()
         height, width, channels = shape[1:]
         preprocessing = {"type": "image", "color_mode": "L" if channels == 1 else "RGB", "size": [height, width]}
@@ -237,6 +294,8 @@ def with_given(inference: Inference, given: dict) -> Inference:
     if given.get("output") in ("logits", "probabilities") and inferred_output and given["output"] != inferred_output:
         inference.problems.append(f"\"output\" is \"{given['output']}\" but the model ends in "
                                   f"{inference.reasons['output']}: write \"output\": \"{inferred_output}\"")
+    if "task" in given:  # the task convert could not infer, given
+        inference.problems = [problem for problem in inference.problems if not problem.endswith(AMBIGUOUS_HEADS)]
     for key, value in given.items():
         inference.data[key] = value
         inference.reasons[key] = "given in the sidecar"

@@ -15,6 +15,8 @@ from convert.sidecar_fields import (DOCS, check_keys, choice, file_in, mapping, 
                                     strings, text)
 from convert.tasks import TASK_KINDS
 
+IMAGE_TASKS = ("image_classification", "image_regression")  # the tasks whose raw samples are image files
+
 
 MAX_DEPTH = 16  # of nested objects and lists; the deepest sidecar field (preprocessing.mean) is at depth 3
 
@@ -87,7 +89,7 @@ def _validation(data: dict, saved_model_dir: Path, task: str | None) -> tuple[Pa
         representative = file_in(saved_model_dir, validation["representative"], "validation.representative")
     raw_images = None
     if "raw_images" in validation:
-        if task != "image_classification":
+        if task not in IMAGE_TASKS:
             raise refuse("validation.raw_images", f"does not apply to task \"{task}\" (image files are raw samples "
                          "of image models)", "remove it")
         files = strings(validation["raw_images"], "validation.raw_images", "image files inside the SavedModel "
@@ -130,4 +132,4 @@ def parse_sidecar(data: dict, saved_model_dir: Path) -> Sidecar:
     return Sidecar(directory=saved_model_dir, name=name, task=task, labels=fields.labels, output=fields.output,
                    preprocessing=fields.preprocessing, inputs=fields.inputs, outputs=fields.outputs, samples=samples,
                    representative=representative, raw_images=raw_images, extra=extra,
-                   multi_label=fields.multi_label)
+                   multi_label=fields.multi_label, class_output=fields.class_output)

@@ -200,9 +200,11 @@ def body_too_large(size: int, limit: int) -> ServingError:
     return refuse("body_too_large", f"The request body is {size} bytes; the limit is {limit} bytes.")
 
 
-def wrong_task(name: str, does: str, wanted: str) -> ServingError:
-    """A model asked for by name that does another task than the route needs (`wanted`)."""
-    return refuse("wrong_model_task", f"Model {quoted(name)} does {does}, not {wanted}.", param="model")
+def wrong_task(name: str, does: str, wanted: str, answered_at: str = "") -> ServingError:
+    """A model asked for by name that does another task than the route needs (`wanted`); `answered_at`: where the
+    model's own answers are (its task's `answered_at`, with {name})."""
+    elsewhere = f"; {answered_at.replace('{name}', name)}" if answered_at else ""
+    return refuse("wrong_model_task", f"Model {quoted(name)} does {does}, not {wanted}{elsewhere}.", param="model")
 
 
 def first_line(error: BaseException, limit: int = 200) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from convert.tasks.base import TaskKind
 from convert.tasks.classification import ImageClassification, TextClassification
 from convert.tasks.guessed import Guessed
+from convert.tasks.image_regression import ImageRegression
 from convert.tasks.tensor import Tensor
 from convert.tasks.text_embedding import TextEmbedding
 
 TASK_KINDS: dict[str, TaskKind] = {kind.name: kind for kind in (
-    ImageClassification(), TextClassification(), TextEmbedding(), Tensor())}
+    ImageClassification(), ImageRegression(), TextClassification(), TextEmbedding(), Tensor())}
 WITHOUT_SIDECAR: TaskKind = Guessed()

@@ -22,6 +22,7 @@ class TaskFields:
     inputs: dict[str, str] | list[str] | None = None  # role -> signature input name, or (tensor) names in order
     outputs: dict[str, str] | list[str] | None = None
     multi_label: bool = False  # classifiers: each label its own sigmoid unit, answered at or above a threshold
+    class_output: str | None = None  # image classifiers with several outputs: the output the labels score
 
 
 @dataclass(frozen=True)

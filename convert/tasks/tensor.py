@@ -34,7 +34,8 @@ class Tensor(TaskKind):
     name = "tensor"
     unused_keys = {"labels": "its outputs are tensors, not classes", "output": "its outputs are tensors, not classes",
                    "preprocessing": "clients send the input tensors themselves",
-                   "multi_label": "its outputs are tensors, not classes"}
+                   "multi_label": "its outputs are tensors, not classes",
+                   "class_output": "its outputs are tensors, not classes"}
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
         lists = {}

@@ -15,7 +15,7 @@ EMBEDDING = "embedding"
 class TextEmbedding(TaskKind):
     name = "text_embedding"
     unused_keys = {"labels": "an embedding has no classes", "output": "an embedding has no classes",
-                   "multi_label": "an embedding has no classes"}
+                   "multi_label": "an embedding has no classes", "class_output": "an embedding has no classes"}
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
         preprocessing = parse_text_preprocessing(require(data, "preprocessing"), directory, self.name)

@@ -23,11 +23,13 @@ def describe_classify(deployment: Deployment) -> Operation:
     model = spec.model_field(deployment, classify.TASK)
     body = {"type": "object", **constraint, "additionalProperties": False,
             "properties": {**properties, "model": model, "top_k": top_k, "threshold": spec.THRESHOLD}}
-    prediction = {"oneOf": [spec.RANKED, spec.MULTI_LABEL]}
+    prediction = {"oneOf": [with_values(spec.RANKED), with_values(spec.MULTI_LABEL)]}
     return spec.Operation(
         summary="Classify one image or a batch of images",
         description="Ranked labels for each image, in input order. Send base64 JSON, or the raw image as the body "
-                    "(any body that is not a JSON object is read as an image) with its options in the query string.",
+                    "(any body that is not a JSON object is read as an image) with its options in the query string. "
+                    "A model with outputs beside its class scores (a value head) answers them in \"outputs\", by "
+                    "name.",
         request={"application/json": body, "image/*": {"type": "string", "format": "binary"}},
         parameters=(spec.Parameter("model", model, "The model, for a raw image body."),
                     spec.Parameter("top_k", top_k, "How many labels, for a raw image body."),
@@ -39,6 +41,17 @@ def describe_classify(deployment: Deployment) -> Operation:
         limits=(Env.MAX_BODY_BYTES, Env.MAX_BATCH, Env.MAX_IMAGE_PIXELS),
         tags=("images",),
     )
+
+
+# The outputs an image classifier answers beside its labels (function/tasks/values.py).
+VALUES = {"type": "object", "additionalProperties": spec.array({"type": "number"}),
+          "description": "A model with outputs besides its class scores (a value head): each of them by its name, "
+                         "one instance's values flattened, as the model gives them."}
+
+
+def with_values(prediction: dict) -> dict:
+    """A classifier's prediction schema that may carry the values of the model's other outputs."""
+    return {**prediction, "properties": {**prediction["properties"], "outputs": VALUES}}
 
 
 def _texts_operation(deployment: Deployment, model: dict, response: dict, options: dict | None = None,

@@ -37,7 +37,7 @@ class RouteContext:
                 raise refuse("invalid_field", "'model' must be a non-empty string.", param="model")
             found = self.registry.task(name)
             if not (isinstance(found, accepts) if accepts else found.name == task):
-                raise wrong_task(name, found.name, "a text model" if accepts else task)
+                raise wrong_task(name, found.name, "a text model" if accepts else task, found.answered_at)
             return found
         name, variable = self.settings.default_model(default_kind(task))
         if name not in self.registry.tasks and name not in self.registry.unservable:

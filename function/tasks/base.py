@@ -43,6 +43,11 @@ class Task(ABC):
     # The default model a route of this kind uses when a request names none: "image", "text" or "embedding" for
     # ServiceSettings.default_<it>_model (set by DEFAULT_<IT>_MODEL), "" for none.
     default_model: ClassVar[str] = ""
+    # Whether the model's outputs besides its class scores are answered as values ("outputs": {name: [...]}).
+    answers_values: ClassVar[bool] = False
+    # Where this task's answers are, for a request that names its model on a route of another task ("" to say
+    # nothing more than which task the model does); {name} is the model's name.
+    answered_at: ClassVar[str] = ""
 
     def __init__(self, manifest: Manifest, limits: TaskLimits, files: ModelFiles = PRESENT):
         self.manifest = manifest

@@ -1,5 +1,6 @@
 """What classifiers share: labels that fit the scores output, and the multi-label answer (every label at or above a
-threshold, each scored on its own)."""
+threshold, each scored on its own). An image classifier's other outputs are answered beside its labels as values
+(function/tasks/values.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,9 @@ def check_labels(task: Task) -> None:
     task.require(bool(manifest.labels), "a classifier needs labels")
     scores = manifest.output_spec("scores")
     task.require(scores is not None, "a classifier needs an output with role 'scores'")
-    task.require(len(manifest.outputs) == 1, f"a classifier has one output; {len(manifest.outputs)} would leave "
-                 "all but 'scores' unanswered: serve the model with task tensor")
+    task.require(len(manifest.outputs) == 1 or task.answers_values,
+                 f"a {task.name} model has one output; {len(manifest.outputs)} would leave all but 'scores' "
+                 "unanswered: serve the model with task tensor")
     units = int(np.prod(scores.shape[1:])) if len(scores.shape) > 1 else 1
     wanted = units if manifest.multi_label or units > 1 else 2
     task.require(len(manifest.labels) == wanted, f"{len(manifest.labels)} labels for an output of {units} unit(s)")

@@ -1,4 +1,5 @@
-"""Image classification: image bytes -> decoded, resized, normalized pixels -> ranked labels."""
+"""Image classification: image bytes -> decoded, resized, normalized pixels -> ranked labels, and the values of any
+other output beside them ("outputs": {name: [...]}, a value head)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from function.records import named_tuple
 from function.tasks.base import Batch, Result, Task
 from function.tasks.classification import (check_labels, is_multi_label_result, is_ranked_result,
                                            multi_label_results, ranked_count, ranked_results, threshold_of)
+from function.tasks.values import is_values, value_rows, value_specs
 
 DEFAULT_TOP_K = 5
 
@@ -25,8 +27,14 @@ class ImageInput:
 class ImageClassification(Task):
     name = "image_classification"
     default_model = "image"
+    answers_values = True
 
     def check_manifest(self) -> None:
+        self.check_image_input()
+        check_labels(self)
+
+    def check_image_input(self) -> None:
+        """An image input that the preprocessing's size and colour mode fit."""
         manifest = self.manifest
         spec = manifest.input("image")
         self.require(spec is not None, "an image_classification model needs an input with role 'image'")
@@ -42,7 +50,6 @@ class ImageClassification(Task):
         self.require(isinstance(size, list) and len(size) == 2, "preprocessing.size must be [height, width]")
         self.require(list(spec.shape[1:]) in ([*size, channels], [-1, -1, channels]),
                      f"preprocessing (size {size}, {color_mode}) does not fit input shape {list(spec.shape)}")
-        check_labels(self)
 
     def input_digest(self, item: ImageInput) -> str:
         return digest_bytes(item.data)
@@ -86,10 +93,21 @@ class ImageClassification(Task):
 
     def postprocess(self, outputs: dict[str, np.ndarray], batch: Batch, options: dict) -> list[Result]:
         if self.manifest.multi_label:
-            return multi_label_results(self, outputs["scores"], options)
-        return ranked_results(self, outputs["scores"], self.top_k(options))
+            results = multi_label_results(self, outputs["scores"], options)
+        else:
+            results = ranked_results(self, outputs["scores"], self.top_k(options))
+        beside = value_specs(self.manifest)
+        if beside:
+            for result, values in zip(results, value_rows(outputs, beside)):
+                result["outputs"] = values
+        return results
 
     def is_valid_result(self, result: object, options: dict) -> bool:
+        beside = value_specs(self.manifest)
+        if beside:
+            if not isinstance(result, dict) or not is_values(result.get("outputs"), beside):
+                return False
+            result = {key: value for key, value in result.items() if key != "outputs"}
         if self.manifest.multi_label:
             return is_multi_label_result(self, result, options)
         return is_ranked_result(self, result, self.top_k(options))

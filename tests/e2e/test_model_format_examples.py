@@ -48,8 +48,8 @@ def user(tmp_path_factory):
 def test_every_sidecar_example_is_accepted_by_the_strict_reader(tmp_path):
     examples = [json.loads(block) for block in blocks("json")]
     sidecars = [example for example in examples if example.get("schema") == 1]
-    assert {sidecar["task"] for sidecar in sidecars} == {"image_classification", "text_classification",
-                                                         "text_embedding", "tensor"}
+    assert {sidecar["task"] for sidecar in sidecars} == {"image_classification", "image_regression",
+                                                         "text_classification", "text_embedding", "tensor"}
     for sidecar in sidecars:
         directory = tmp_path / sidecar["name"]
         directory.mkdir()

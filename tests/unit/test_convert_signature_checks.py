@@ -115,9 +115,12 @@ def test_an_open_image_size_accepts_the_sidecars(tmp_path):
     (changed(TEXT, "preprocessing.max_length", 256), TEXT_MODEL, "\"preprocessing.max_length\" is 256 but input "
      "'ids' has a fixed length of 8: write \"max_length\": 8"),
     # more outputs than the task serves
-    (IMAGE, signature([tensor("pixels", 4, 4, 3)], [tensor("aux", 1), tensor("scores", 2)]), "\"task\" is "
-     "\"image_classification\", which serves one output, but the signature has 2 ('aux', 'scores'): outputs "
-     "'scores' would be dropped: use \"task\": \"tensor\" to serve every output"),
+    (IMAGE, signature([tensor("pixels", 4, 4, 3)], [tensor("aux", 1), tensor("scores", 2)]), "\"class_output\" is "
+     "missing, and the signature has 2 outputs ('aux', 'scores'): name the one the labels score"),
+    (changed(IMAGE, "class_output", "aux"), signature([tensor("pixels", 4, 4, 3)], [tensor("aux", 2),
+                                                                                     tensor("scores", 1)]),
+     "\"class_output\" is 'aux', so output 'scores' would be answered beside the labels, but 'scores' is the class "
+     "output's own name in the manifest"),
     (changed(EMBEDDING, "outputs", delete=True), signature(list(EMBEDDING_MODEL.inputs.values()),
                                                           [tensor("pooled", 384), tensor("tokens", None, 384)]),
      "\"task\" is \"text_embedding\", which serves one output, but the signature has 2 ('pooled', 'tokens'): outputs "

@@ -79,11 +79,15 @@ def test_feature_model_declared_as_an_image_classifier(feature_model_declared_as
     assert "use \"task\": \"tensor\"" in line
 
 
-def test_classifier_with_a_second_output_names_the_output_it_would_drop(two_output_image_saved_model, tmp_path,
-                                                                          run_convert):
+def test_classifier_with_a_second_output_must_name_its_class_output(two_output_image_saved_model, tmp_path,
+                                                                      run_convert):
     line = refusal(run_convert, two_output_image_saved_model, tmp_path)
-    assert "the signature has 2 ('digit', 'ink'): outputs 'ink' would be dropped" in line
-    assert "use \"task\": \"tensor\" to serve every output" in line
+    assert "\"class_output\" is missing, and the signature has 2 outputs ('digit', 'ink')" in line
+    assert "name the one the labels score (\"class_output\": \"<output>\"; the others are answered beside" in line
+    line = refusal(run_convert, with_sidecar(two_output_image_saved_model, tmp_path,
+                                             lambda s: s.update(class_output="digits")), tmp_path)
+    assert "\"class_output\" names 'digits', which the serving signature does not have: use one of its outputs: " \
+           "'digit', 'ink'" in line
 
 
 def test_tensor_sidecar_that_leaves_out_an_output(tensor_saved_model, tmp_path, run_convert):
