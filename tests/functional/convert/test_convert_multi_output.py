@@ -23,7 +23,7 @@ from convert.report_page import main as report_page
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from tests.support.convert_models import seeded_keras
-from tests.support.events import http_api_event
+from kit.events import http_api_event
 from tests.support.function_fixtures import make_service
 
 pytestmark = pytest.mark.slow
