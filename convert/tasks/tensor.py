@@ -8,6 +8,7 @@ from convert.fidelity.tensor import TensorErrorGate
 from convert.saved_model_inspect import SavedModelInfo, TensorInfo
 from convert.sidecar_fields import distinct, strings
 from convert.tasks.base import Binding, TaskFields, TaskKind, describe, mismatch, names
+from function.preprocessing.columns import is_columns
 
 STRING_DTYPES = ("object", "bytes_", "str_")
 
@@ -33,16 +34,20 @@ def ordered_names(declared: list[str] | None, available: dict[str, TensorInfo], 
 class Tensor(TaskKind):
     name = "tensor"
     unused_keys = {"labels": "its outputs are tensors, not classes", "output": "its outputs are tensors, not classes",
-                   "preprocessing": "clients send the input tensors themselves",
                    "multi_label": "its outputs are tensors, not classes"}
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
+        preprocessing = data.get("preprocessing")
+        if preprocessing is not None and not is_columns(preprocessing):
+            raise ConversionError("bad_sidecar", "sidecar.json: \"preprocessing\" does not apply to task \"tensor\" "
+                                  "(clients send the input tensors themselves): remove it; a .keras model's lookup "
+                                  "and normalization layers give their own (docs/tensor-models.md)")
         lists = {}
         for field in ("inputs", "outputs"):
             if field in data:
                 what = f"signature {field[:-1]} names, in the order clients see them"
                 lists[field] = distinct(strings(data[field], field, what), field)
-        return TaskFields(inputs=lists.get("inputs"), outputs=lists.get("outputs"))
+        return TaskFields(inputs=lists.get("inputs"), outputs=lists.get("outputs"), preprocessing=preprocessing)
 
     def bind(self, sidecar, info: SavedModelInfo) -> Binding:
         inputs = ordered_names(sidecar.inputs, info.inputs, "inputs")
@@ -51,7 +56,9 @@ class Tensor(TaskKind):
             tensor = info.inputs[name]
             if tensor.dtype in STRING_DTYPES:
                 raise ConversionError("needs_flex", f"signature input {describe(tensor)} is a string: LiteRT cannot "
-                                      "run string ops; tokenize outside the model, feed int32 ids")
+                                      "run string ops; tokenize outside the model and feed int32 ids, or (structured "
+                                      "columns) convert the .keras file, whose StringLookup layers convert takes out "
+                                      "(docs/tensor-models.md)")
             if not tensor.shape:
                 raise mismatch("inputs", f"includes {describe(tensor)}, which has no batch dimension",
                                "export the model with batch-first inputs (model.export() does)")
