@@ -1,0 +1,177 @@
+"""keras.io's "Structured data classification from scratch": one named keras.Input per column, StringLookup and
+IntegerLookup (one_hot, and int -> Embedding) on the categorical columns, Normalization on the numeric ones,
+concatenated into Dense layers (tests/support/penguins.py), trained briefly on the Palmer penguins of a PyPI package.
+
+convert takes the lookup and normalization layers out into the manifest; the function, behind its real HTTP server,
+answers raw values (strings and numbers, unseen categories included) over TF Serving's REST API (requests) and the
+Open Inference Protocol with BYTES (tritonclient) as the Keras model's predict answers them on held-out rows. Bad
+values get a 4xx with a stable code; an unsupported layer setting is refused in one line; a SavedModel export of the
+same model (whose lookup tables LiteRT cannot run) is refused with advice that names the .keras route."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import requests
+
+from function.catalog.registry import ModelRegistry
+from tests.support import penguins
+from tests.support.function_fixtures import make_service
+from tests.support.local_api import serving
+
+pytestmark = pytest.mark.slow
+
+MODE = "float32"
+ATOL = 1e-5  # probabilities, float32 conversion: the tensor gate's float32 bound is 1e-4 of the range
+UNSEEN = {"island": "Atlantis", "sex": "", "year": 2011}  # values the layers never saw: their OOV index
+
+
+@pytest.fixture(scope="module")
+def tutorial(tmp_path_factory):
+    """The trained model saved as penguins.keras beside validation.npz (raw rows of the training split, no
+    expected: convert fills it with model.predict), the held-out rows (an unseen row added) and predict's answers."""
+    import tensorflow as tf
+
+    folder = tmp_path_factory.mktemp("structured_from_scratch")
+    model, test, _ = penguins.trained_model()
+    model.save(folder / "penguins.keras")
+    train, _, _, _ = penguins.split()
+    np.savez(folder / "validation.npz", **{f"raw_{name}": values[:128] for name, values in train.items()})
+    held_out = {name: np.concatenate([values, np.array([UNSEEN.get(name, values[0])], dtype=values.dtype)])
+                for name, values in test.items()}
+    wanted = model.predict(penguins.as_inputs(held_out), verbose=0)
+    assert wanted.shape == (penguins.HELD_OUT + 1, len(penguins.SPECIES))
+    assert len(set(wanted.argmax(axis=1).tolist())) == 3  # every species answered
+    assert tf.is_tensor(penguins.as_inputs(held_out)["island"])
+    return folder, model, held_out, wanted
+
+
+@pytest.fixture(scope="module")
+def converted(tutorial, tmp_path_factory):
+    from convert.__main__ import main
+
+    folder, _, _, _ = tutorial
+    models = tmp_path_factory.mktemp("structured_models")
+    assert main([str(folder / "penguins.keras"), str(models / "penguins"), "--quantization", MODE]) == 0
+    return models
+
+
+@pytest.fixture(scope="module")
+def api(converted):
+    registry = ModelRegistry(converted)
+    assert not registry.unservable, registry.unservable
+    with serving(make_service(registry)) as url:
+        yield url
+
+
+def _rows(held_out: dict[str, np.ndarray]) -> list[dict]:
+    return [{name: values[row].item() for name, values in held_out.items()}
+            for row in range(len(held_out["island"]))]
+
+
+def test_the_manifest_holds_the_layers_vocabularies_and_statistics(converted, tutorial):
+    _, model, _, _ = tutorial
+    manifest = json.loads((converted / "penguins" / "manifest.json").read_text())
+    assert manifest["task"] == "tensor"
+    columns = {column["name"]: column for column in manifest["preprocessing"]["columns"]}
+    assert list(columns) == list(penguins.COLUMNS)
+    island = columns["island"]["steps"][0]
+    assert island["kind"] == "lookup" and island["output_mode"] == "int"
+    assert sorted(island["vocabulary"]) == ["Biscoe", "Dream", "Torgersen"]
+    assert columns["year"]["dtype"] == "int64" and sorted(columns["year"]["steps"][0]["vocabulary"]) == [2007, 2008,
+                                                                                                       2009]
+    layer = model.get_layer("body_mass_g_normalization")
+    assert columns["body_mass_g"]["steps"][0]["mean"] == np.asarray(layer.mean).tolist()
+    assert manifest["fidelity"]["served"]["passed"] is True  # the whole path was held against model.predict
+    assert {spec["name"] for spec in manifest["inputs"]} == set(penguins.COLUMNS)  # the layers' outputs, named
+
+
+def test_tf_serving_rest_answers_raw_rows_as_predict(api, tutorial):
+    _, _, held_out, wanted = tutorial
+    answer = requests.post(f"{api}/v1/models/penguins:predict", json={"instances": _rows(held_out)}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    np.testing.assert_allclose(np.array(answer.json()["predictions"]), wanted, atol=ATOL, rtol=0)
+    columnar = {name: values.tolist() for name, values in held_out.items()}
+    answer = requests.post(f"{api}/v1/models/penguins:predict", json={"inputs": columnar}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    np.testing.assert_allclose(np.array(answer.json()["outputs"]), wanted, atol=ATOL, rtol=0)
+
+
+def test_open_inference_bytes_answers_raw_rows_as_predict(api, tutorial):
+    import tritonclient.http as httpclient
+
+    _, _, held_out, wanted = tutorial
+    client = httpclient.InferenceServerClient(url=api.removeprefix("http://"))
+    metadata = client.get_model_metadata("penguins")
+    assert {item["name"]: item["datatype"] for item in metadata["inputs"]}["island"] == "BYTES"
+    types = {"string": "BYTES", "int64": "INT64", "float32": "FP32"}
+    inputs = []
+    for name, values in held_out.items():
+        kind = "string" if values.dtype.kind == "U" else values.dtype.name
+        item = httpclient.InferInput(name, [len(values)], types[kind])
+        item.set_data_from_numpy(values.astype(object) if kind == "string" else values, binary_data=name != "sex")
+        inputs.append(item)
+    result = client.infer("penguins", inputs)
+    np.testing.assert_allclose(result.as_numpy(result.get_response()["outputs"][0]["name"]), wanted, atol=ATOL,
+                               rtol=0)
+
+
+def test_an_unseen_category_is_answered_as_the_layers_oov_index(api, tutorial):
+    _, _, held_out, wanted = tutorial
+    row = _rows(held_out)[-1]
+    assert row["island"] == "Atlantis" and row["year"] == 2011
+    answer = requests.post(f"{api}/v1/models/penguins:predict", json={"instances": [row]}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    np.testing.assert_allclose(answer.json()["predictions"][0], wanted[-1], atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize(("change", "code", "said"), [
+    ({"body_mass_g": "heavy"}, "invalid_dtype", "takes float32 numbers"),  # a string where a number is expected
+    ({"island": 3}, "invalid_dtype", "takes strings"),  # a number where a string is expected
+    ({"year": 2008.5}, "invalid_dtype", "takes integers"),  # a fraction for the integer column
+    ({"colour": "blue"}, "invalid_field", "takes exactly"),  # a column the model does not have
+])
+def test_bad_values_are_refused_with_a_stable_code(api, converted, tutorial, change, code, said):
+    from function.errors import ServingError
+    from function.log import Timings
+    from function.protocols import tfserving
+
+    _, _, held_out, _ = tutorial
+    body = {"instances": [{**_rows(held_out)[0], **change}]}
+    answer = requests.post(f"{api}/v1/models/penguins:predict", json=body, timeout=30)
+    assert answer.status_code == 400, answer.text
+    assert said in answer.json()["error"]  # TF Serving's error shape: the sentence alone
+    task = ModelRegistry(converted).tensor_task("penguins")
+    with pytest.raises(ServingError) as refused:
+        tfserving.parse_predict(body, task, 16, tfserving.EncodedImages(16, Timings()))
+    assert refused.value.code == code
+
+
+def test_an_unsupported_layer_setting_is_refused_naming_the_layer(tmp_path, run_convert):
+    from tests.support.convert_models import seeded_keras
+
+    keras = seeded_keras()
+    colour = keras.Input(shape=(1,), name="colour", dtype="string")
+    lookup = keras.layers.StringLookup(vocabulary=["red", "green"], num_oov_indices=2, output_mode="one_hot",
+                                       name="colour_lookup")
+    model = keras.Model(colour, keras.layers.Dense(1, activation="sigmoid")(lookup(colour)))
+    model.save(tmp_path / "colours.keras")
+    code, _, err = run_convert(tmp_path / "colours.keras", tmp_path / "out")
+    assert code == 2
+    line = err.strip()
+    assert "\n" not in line and line.endswith("[unsupported_preprocessing_layer]")
+    assert "StringLookup layer 'colour_lookup': num_oov_indices is 2" in line
+
+
+def test_a_savedmodel_export_is_refused_with_advice_naming_the_keras_route(tutorial, tmp_path, run_convert):
+    _, model, held_out, _ = tutorial
+    model.export(tmp_path / "exported", verbose=False)
+    (tmp_path / "exported" / "sidecar.json").write_text(json.dumps(
+        {"schema": 1, "name": "penguins", "task": "tensor", "validation": {"samples": "validation.npz"}}))
+    np.savez(tmp_path / "exported" / "validation.npz", **{f"inputs_{name}": values[:, None]
+                                                         for name, values in held_out.items()})
+    code, _, err = run_convert(tmp_path / "exported", tmp_path / "out")
+    assert code == 2
+    assert "TextVectorization" not in err and "[needs_flex]" in err
+    assert "StringLookup" in err and ".keras" in err
