@@ -1,11 +1,12 @@
 """Keras preprocessing layers at a structured model's inputs, taken out of the graph.
 
 keras.io's structured-data examples feed each column (a named Input: strings, integers or floats) through a
-StringLookup, IntegerLookup, Normalization or CategoryEncoding layer (or a lookup followed by a CategoryEncoding)
-before the Dense layers. LiteRT cannot run the string ops of a lookup, so convert reads what each chain does (the
-vocabulary, mask and OOV settings, the output mode, the mean and variance) into the manifest's `preprocessing`
-(`{"type": "columns"}`, function/preprocessing/columns.py, which applies it in numpy) and converts the rest of the
-model: a sub-model whose inputs are the chains' outputs, each named after its column.
+StringLookup, IntegerLookup, Hashing, Normalization or CategoryEncoding layer (or a lookup followed by a
+CategoryEncoding) before the Dense layers. LiteRT cannot run the string ops of a lookup, so convert reads what each
+chain does (the vocabulary, mask and OOV settings, the hash bins and salt, the output mode, the mean and variance)
+into the manifest's `preprocessing` (`{"type": "columns"}`, function/preprocessing/columns.py, which applies it in
+numpy) and converts the rest of the model: a sub-model whose inputs are the chains' outputs, each named after its
+column.
 
 A setting the function does not reproduce exactly is refused in one line naming the layer and the setting (code
 `unsupported_preprocessing_layer`).
@@ -106,10 +107,6 @@ def _lookup_step(layer, previous: str) -> dict:
     if mode not in LOOKUP_MODES:
         raise _refuse(layer, "output_mode", f"is {mode!r}", f"use one of {', '.join(LOOKUP_MODES)}")
     oov = int(config.get("num_oov_indices", 1))
-    if oov > 1 and (previous == "string" or config.get("oov_method", "floormod") != "floormod"
-                    or config.get("salt") is not None):
-        raise _refuse(layer, "num_oov_indices", f"is {oov} with FarmHash64/SipHash buckets", "use "
-                      "num_oov_indices=1 (or, on integers, the default oov_method=\"floormod\")")
     if str(config.get("encoding", "utf-8")).lower().replace("_", "-") not in ("utf-8", "utf8"):
         raise _refuse(layer, "encoding", f"is {config['encoding']!r}", "use encoding=\"utf-8\"")
     cast = str if previous == "string" else int
@@ -118,7 +115,26 @@ def _lookup_step(layer, previous: str) -> dict:
     depth = int(config["max_tokens"]) if config.get("pad_to_max_tokens") else int(layer.vocabulary_size())
     return {"kind": "lookup", "layer": layer.name, "vocabulary": vocabulary,
             "mask_token": None if mask is None else cast(mask), "num_oov_indices": oov, "output_mode": mode,
-            "depth": depth}
+            "depth": depth, "oov_method": config.get("oov_method", "floormod"), "salt": _salt(layer)}
+
+
+def _salt(layer) -> list[int] | None:
+    salt = getattr(layer, "salt", None)
+    return None if salt is None else [int(word) for word in salt]
+
+
+def _hashing_step(layer, previous: str) -> dict:
+    config = layer.get_config()
+    if config.get("sparse"):
+        raise _refuse(layer, "sparse", "is True", "set sparse=False")
+    mode = config.get("output_mode", "int")
+    if mode not in LOOKUP_MODES:
+        raise _refuse(layer, "output_mode", f"is {mode!r}", f"use one of {', '.join(LOOKUP_MODES)}")
+    mask = config.get("mask_value")
+    if mask is not None:
+        mask = str(mask) if previous == "string" else int(mask)
+    return {"kind": "hashing", "layer": layer.name, "num_bins": int(config["num_bins"]), "mask_value": mask,
+            "salt": _salt(layer), "output_mode": mode}
 
 
 def _normalization_step(layer) -> dict:
@@ -164,9 +180,12 @@ def column_entry(plan: ColumnPlan) -> dict:
                               "int output, or an integer Input)")
             steps.append(_encoding_step(layer))
             kind = "float"
-        else:
-            raise _refuse(layer, "hashing", "is FarmHash64 (or SipHash with a salt) of each value's string",
-                          "use a StringLookup or IntegerLookup with a vocabulary (adapt() builds it)")
+        elif name == "Hashing":
+            if kind not in ("string", "int64", "int32", "float32"):
+                raise _refuse(layer, "its input", f"is the {kind} output of another layer", "hash a column's raw "
+                              "values (put the Hashing layer right after the Input)")
+            steps.append(_hashing_step(layer, kind))
+            kind = "int" if steps[-1]["output_mode"] == "int" else "float"
     if not plan.layers and dtype == "string":
         raise ConversionError("needs_flex", f"string input '{plan.name}' is not read by a StringLookup layer: "
                               "LiteRT cannot run string ops; put a StringLookup right after it")
@@ -200,6 +219,10 @@ def generated_rows(columns: list[dict], seed: int = 0) -> dict[str, np.ndarray]:
             if first["mask_token"] is not None:
                 choices.append(first["mask_token"])
             values = np.array(choices, dtype=str if column["dtype"] == "string" else column["dtype"])
+            rows[column["name"]] = values[rng.integers(0, len(values), size=shape)]
+        elif first is not None and first["kind"] == "hashing":
+            made_up = [f"value {index}" for index in range(40)] if column["dtype"] == "string" else range(-20, 80)
+            values = np.array(list(made_up), dtype=str if column["dtype"] == "string" else column["dtype"])
             rows[column["name"]] = values[rng.integers(0, len(values), size=shape)]
         elif first is not None and first["kind"] == "category_encoding":
             rows[column["name"]] = rng.integers(0, first["num_tokens"], size=shape).astype(column["dtype"])

@@ -9,7 +9,12 @@ tensor the column ends in) and `steps`, applied in turn:
 - `lookup`: `vocabulary` (no special tokens), `mask_token` (or null), `num_oov_indices`, `output_mode` (int,
   one_hot, multi_hot, count) and `depth` (the encoded width). Index layout as the layer's: in int mode the mask
   token is 0, the OOV indices follow, then the vocabulary; in the other modes the mask token is dropped (a row of
-  zeros) and the OOV indices come first. With several OOV indices an integer goes to OOV index `value mod n`;
+  zeros) and the OOV indices come first. With several OOV indices (`oov_method`): an integer goes to OOV index
+  `value mod n` ("floormod"); a string, or an integer written in decimal ("farmhash"), to its FarmHash64 mod n,
+  or SipHash-2-4 mod n under `salt` ([k0, k1]) when there is one (function/preprocessing/string_hashes.py);
+- `hashing`: `num_bins`, `mask_value`, `salt`, `output_mode`: each value (a float truncated to an integer, an
+  integer written in decimal) hashed as above into num_bins (num_bins - 1, shifted by one, when a mask value
+  takes bin 0), then encoded as the lookup's modes;
 - `normalization`: `mean`, `variance` (nested lists broadcast over the batch): (x - mean) / max(sqrt(variance),
   1e-7) in float32;
 - `category_encoding`: `num_tokens`, `output_mode` (one_hot, multi_hot, count); values outside [0, num_tokens)
@@ -23,6 +28,7 @@ import numpy as np
 
 from function.errors import quoted, refuse
 from function.model.manifest import ManifestError, TensorSpec
+from function.preprocessing.string_hashes import hash_bucket
 from function.records import named_tuple
 
 TYPE = "columns"
@@ -53,6 +59,20 @@ def _field(data: dict, key: str, kinds: type | tuple[type, ...], where: str):
     return value
 
 
+def _key(salt: object, where: str) -> tuple[int, int] | None:
+    if salt is None:
+        return None
+    if not isinstance(salt, list) or len(salt) != 2 or not all(isinstance(word, int) for word in salt):
+        raise ManifestError(f"{where}: salt must be two integers, not {salt!r}")
+    return salt[0], salt[1]
+
+
+def _bucket(raw: object, buckets: int, key: tuple[int, int] | None) -> int:
+    """A value's hash bucket as TensorFlow's to_hash_bucket ops give it: strings as UTF-8, numbers in decimal."""
+    text = raw if isinstance(raw, str) else str(int(raw))
+    return hash_bucket(text, buckets, key)
+
+
 def _check_step(step: object, dtype: str, where: str) -> dict:
     if not isinstance(step, dict):
         raise ManifestError(f"{where}: not an object")
@@ -66,12 +86,19 @@ def _check_step(step: object, dtype: str, where: str) -> dict:
             raise ManifestError(f"{where}: output_mode {step.get('output_mode')!r} is not one of {LOOKUP_MODES}")
         _field(step, "num_oov_indices", int, where)
         _field(step, "depth", int, where)
+        if step.get("oov_method", "floormod") not in ("floormod", "farmhash"):
+            raise ManifestError(f"{where}: oov_method {step.get('oov_method')!r} is not floormod or farmhash")
         table = {token: index for index, token in enumerate(vocabulary)}
-        return {**step, "table": table}
+        return {**step, "table": table, "key": _key(step.get("salt"), where)}
     if kind == "normalization":
         mean = np.asarray(_field(step, "mean", (list, int, float), where), dtype=np.float32)
         variance = np.asarray(_field(step, "variance", (list, int, float), where), dtype=np.float32)
         return {**step, "scale": np.maximum(np.sqrt(variance), EPSILON), "offset": mean}
+    if kind == "hashing":
+        _field(step, "num_bins", int, where)
+        if step.get("output_mode") not in LOOKUP_MODES:
+            raise ManifestError(f"{where}: output_mode {step.get('output_mode')!r} is not one of {LOOKUP_MODES}")
+        return {**step, "key": _key(step.get("salt"), where)}
     if kind == "category_encoding":
         _field(step, "num_tokens", int, where)
         if step.get("output_mode") not in ENCODING_MODES:
@@ -128,9 +155,30 @@ def _lookup(values: np.ndarray, step: dict, name: str) -> np.ndarray:
             raise refuse("unknown_category", f"Input {name!r} takes one of its {len(table)} known values (the "
                          f"model has no out-of-vocabulary index); it was sent {quoted(raw)}.")
         else:
-            bucket = 0 if oov == 1 else raw % oov  # integers only: string columns with several are refused
+            if oov == 1:
+                bucket = 0
+            elif isinstance(raw, str) or step.get("oov_method") == "farmhash":
+                bucket = _bucket(raw, oov, step["key"])
+            else:
+                bucket = raw % oov
             indices[position] = start - oov + bucket
     return indices.reshape(values.shape)
+
+
+def _hashing(values: np.ndarray, step: dict) -> np.ndarray:
+    """The Hashing layer's bins (before any encoding)."""
+    bins, mask, key = step["num_bins"], step.get("mask_value"), step["key"]
+    masked = mask is not None and bins > 1
+    flat = values.reshape(-1)
+    if flat.dtype.kind == "f":
+        flat = flat.astype(np.int64)  # the layer casts floats to int64 (toward zero) before writing them out
+    out = np.empty(flat.shape, dtype=np.int64)
+    for position, raw in enumerate(flat.tolist()):
+        if masked and raw == mask:
+            out[position] = 0
+        else:
+            out[position] = _bucket(raw, bins - 1 if masked else bins, key) + (1 if masked else 0)
+    return out.reshape(values.shape)
 
 
 def encode(indices: np.ndarray, mode: str, depth: int) -> np.ndarray:
@@ -164,6 +212,10 @@ def apply_column(column: Column, values: np.ndarray) -> np.ndarray:
         if kind == "lookup":
             indices = _lookup(array, step, name)
             array = indices if step["output_mode"] == "int" else encode(indices, step["output_mode"], step["depth"])
+        elif kind == "hashing":
+            indices = _hashing(array, step)
+            mode = step["output_mode"]
+            array = indices if mode == "int" else encode(indices, mode, step["num_bins"])
         elif kind == "normalization":
             array = (array.astype(np.float32) - step["offset"]) / step["scale"]
         else:

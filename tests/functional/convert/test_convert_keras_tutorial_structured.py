@@ -153,7 +153,7 @@ def test_an_unsupported_layer_setting_is_refused_naming_the_layer(tmp_path, run_
 
     keras = seeded_keras()
     colour = keras.Input(shape=(1,), name="colour", dtype="string")
-    lookup = keras.layers.StringLookup(vocabulary=["red", "green"], num_oov_indices=2, output_mode="one_hot",
+    lookup = keras.layers.StringLookup(vocabulary=["red", "green"], idf_weights=[0.5, 0.7], output_mode="tf_idf",
                                        name="colour_lookup")
     model = keras.Model(colour, keras.layers.Dense(1, activation="sigmoid")(lookup(colour)))
     model.save(tmp_path / "colours.keras")
@@ -161,7 +161,7 @@ def test_an_unsupported_layer_setting_is_refused_naming_the_layer(tmp_path, run_
     assert code == 2
     line = err.strip()
     assert "\n" not in line and line.endswith("[unsupported_preprocessing_layer]")
-    assert "StringLookup layer 'colour_lookup': num_oov_indices is 2" in line
+    assert "StringLookup layer 'colour_lookup': output_mode is 'tf_idf'" in line
 
 
 def test_a_savedmodel_export_is_refused_with_advice_naming_the_keras_route(tutorial, tmp_path, run_convert):
