@@ -6,7 +6,7 @@ from pathlib import Path
 from convert.errors import ConversionError
 from convert.fidelity.tensor import TensorErrorGate
 from convert.saved_model_inspect import SavedModelInfo, TensorInfo
-from convert.sidecar_fields import distinct, strings
+from convert.sidecar_fields import distinct, forbid, strings
 from convert.tasks.base import Binding, TaskFields, TaskKind, describe, mismatch, names
 from function.preprocessing.columns import is_columns
 
@@ -38,10 +38,8 @@ class Tensor(TaskKind):
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
         preprocessing = data.get("preprocessing")
-        if preprocessing is not None and not is_columns(preprocessing):
-            raise ConversionError("bad_sidecar", "sidecar.json: \"preprocessing\" does not apply to task \"tensor\" "
-                                  "(clients send the input tensors themselves): remove it; a .keras model's lookup "
-                                  "and normalization layers give their own (docs/tensor-models.md)")
+        if not is_columns(preprocessing):  # a structured .keras model's columns are convert's own (lookup_layers.py)
+            forbid(data, "preprocessing", self.name, "clients send the input tensors themselves")
         lists = {}
         for field in ("inputs", "outputs"):
             if field in data:
