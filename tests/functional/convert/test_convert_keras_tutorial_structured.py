@@ -117,6 +117,15 @@ def test_open_inference_bytes_answers_raw_rows_as_predict(api, tutorial):
                                rtol=0)
 
 
+def test_the_model_list_and_metadata_show_the_raw_columns(api):
+    listed = requests.get(f"{api}/models", timeout=30).json()["models"][0]
+    assert [item["name"] for item in listed["inputs"]] == list(penguins.COLUMNS)
+    assert listed["inputs"][0] == {"name": "island", "shape": [-1], "dtype": "string"}
+    metadata = requests.get(f"{api}/v1/models/penguins/metadata", timeout=30).json()
+    inputs = metadata["metadata"]["signature_def"]["signature_def"]["serving_default"]["inputs"]
+    assert inputs["sex"]["dtype"] == "DT_STRING" and inputs["year"]["dtype"] == "DT_INT64"
+
+
 def test_an_unseen_category_is_answered_as_the_layers_oov_index(api, tutorial):
     _, _, held_out, wanted = tutorial
     row = _rows(held_out)[-1]
