@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import sys
 from binascii import b2a_base64  # base64.b64encode without its Python wrapper
@@ -132,6 +133,9 @@ class TensorTask(Task):
         arrays = [(spec, np.asarray(item[spec.name])) for spec in self.inputs]
         digest = hasher(sum(array.nbytes for _, array in arrays))
         for spec, array in arrays:  # ascontiguousarray makes a scalar 1-d, hence the shape taken before
+            if array.dtype.kind == "U":  # a string column: its values, not the batch's longest string's width
+                digest.update(f"{spec.name}\0str\0{array.shape}\0{json.dumps(array.tolist())}\0".encode())
+                continue
             digest.update(f"{spec.name}\0{array.dtype.str}\0{array.shape}\0".encode())
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()

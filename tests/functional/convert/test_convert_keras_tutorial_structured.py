@@ -184,3 +184,43 @@ def test_a_savedmodel_export_is_refused_with_advice_naming_the_keras_route(tutor
     assert code == 2
     assert "TextVectorization" not in err and "[needs_flex]" in err
     assert "StringLookup" in err and ".keras" in err
+
+
+def test_every_layer_kind_without_validation_rows_is_checked_on_rows_drawn_from_the_layers(tmp_path, run_convert):
+    """Hashing with a salt, a lookup -> CategoryEncoding chain, an IntegerLookup with several OOV indices and a
+    column sent as it is: no validation.npz, so convert draws raw rows from the layers and holds the served path
+    against the Keras model on them; then a request with values never seen answers as predict does."""
+    import tensorflow as tf
+
+    from tests.support.convert_models import seeded_keras
+
+    keras = seeded_keras()
+    layers = keras.layers
+    colour = keras.Input(shape=(1,), name="colour", dtype="string")
+    shop = keras.Input(shape=(1,), name="shop", dtype="string")
+    size = keras.Input(shape=(1,), name="size", dtype="int64")
+    price = keras.Input(shape=(1,), name="price")
+    colour_ids = layers.StringLookup(vocabulary=["red", "green", "blue"], mask_token="", name="colour_lookup")(colour)
+    features = layers.concatenate([
+        layers.CategoryEncoding(num_tokens=5, output_mode="one_hot", name="colour_one_hot")(colour_ids),
+        layers.Hashing(num_bins=8, salt=[17, 29], output_mode="one_hot", name="shop_hash")(shop),
+        layers.IntegerLookup(vocabulary=[36, 38, 40], num_oov_indices=3, output_mode="one_hot",
+                             name="size_lookup")(size),
+        price])
+    model = keras.Model([colour, shop, size, price], layers.Dense(2, activation="softmax")(layers.Dense(8)(features)))
+    model.save(tmp_path / "shoes.keras")
+    code, out, err = run_convert(tmp_path / "shoes.keras", tmp_path / "models" / "shoes", "--quantization", MODE)
+    assert code == 0, err
+    assert "256 raw rows drawn from the layers' vocabularies and statistics" in out
+    assert "column 'colour': StringLookup 'colour_lookup' -> CategoryEncoding 'colour_one_hot'" in out
+    assert "column 'price': as sent" in out and "the served path was checked" in out
+    rows = {"colour": np.array(["blue", "", "mauve"]), "shop": np.array(["north", "a shop never seen", ""]),
+            "size": np.array([38, 41, -7], dtype=np.int64), "price": np.array([12.5, 99.0, 0.0], dtype=np.float32)}
+    wanted = model.predict({name: tf.constant(values.reshape(-1, 1)) for name, values in rows.items()}, verbose=0)
+    registry = ModelRegistry(tmp_path / "models")
+    assert not registry.unservable, registry.unservable
+    with serving(make_service(registry)) as url:
+        answer = requests.post(f"{url}/v1/models/shoes:predict", json={"inputs": {
+            name: values.tolist() for name, values in rows.items()}}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    np.testing.assert_allclose(np.array(answer.json()["outputs"]), wanted, atol=ATOL, rtol=0)
