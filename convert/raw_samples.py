@@ -108,7 +108,7 @@ def raw_items(source: str, arrays: dict[str, np.ndarray], image_files: list[Path
                                                                             if image_files else [])
     columns = {key[len(COLUMN_PREFIX):]: array for key, array in arrays.items()
                if key.startswith(COLUMN_PREFIX) and key not in RAW_KEYS}
-    if columns and not given:
+    if columns and not given and not any(key.startswith("inputs_") for key in arrays):
         return "columns", column_rows(source, columns)
     if not given:
         return None
