@@ -55,10 +55,20 @@ def _consumers(model) -> dict[int, list[tuple[object, object]]]:
     return consumers
 
 
+def _nested(model) -> list:
+    """Every layer of the model and of the models nested in it, with the model each sits in."""
+    found = []
+    for layer in getattr(model, "layers", []):
+        found.append((layer, model))
+        if hasattr(layer, "layers"):
+            found += _nested(layer)
+    return found
+
+
 def has_lookup_layers(model) -> bool:
     """A lookup (or hashing) layer anywhere: the model cannot convert with it, so its preprocessing comes out. A
     model with only Normalization layers converts as it is (they are arithmetic) and keeps its tensor inputs."""
-    return any(_kind(layer) in (*LOOKUPS, "Hashing") for layer in getattr(model, "layers", []))
+    return any(_kind(layer) in (*LOOKUPS, "Hashing") for layer, _ in _nested(model))
 
 
 def plan_columns(model) -> list[ColumnPlan]:
@@ -66,6 +76,13 @@ def plan_columns(model) -> list[ColumnPlan]:
     if not hasattr(model, "_inbound_nodes") or not model.inputs or _kind(model) == "Sequential":
         raise ConversionError(CODE, "a model with lookup or normalization layers is served as named columns: build "
                               "it with the functional API, one keras.Input(name=...) per column")
+    inner = [(layer, owner) for layer, owner in _nested(model) if owner is not model and _kind(layer) in PREPROCESSING]
+    if inner:
+        layer, owner = inner[0]
+        raise ConversionError(CODE, f"{_kind(layer)} layer '{layer.name}' sits inside the nested model "
+                              f"'{owner.name}': convert takes out preprocessing layers that read the outer model's "
+                              "named inputs; call them on the keras.Input tensors in the outer model (as keras.io's "
+                              "encode_categorical_feature does)")
     consumers = _consumers(model)
     plans, chained = [], set()
     for tensor in model.inputs:

@@ -53,8 +53,7 @@ class Column:
 
 def _field(data: dict, key: str, kinds: type | tuple[type, ...], where: str):
     value = data.get(key)
-    if not isinstance(value, kinds) or isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple)
-                                                                               else (kinds,)):
+    if isinstance(value, bool) or not isinstance(value, kinds):  # no field is a boolean
         raise ManifestError(f"{where}: {key!r} is missing or of the wrong type ({value!r})")
     return value
 
@@ -144,6 +143,8 @@ def _lookup(values: np.ndarray, step: dict, name: str) -> np.ndarray:
     as_int = step["output_mode"] == "int"
     start = oov + (1 if as_int and mask is not None else 0)  # the vocabulary's first index
     flat = values.reshape(-1)
+    if flat.dtype.kind == "f":  # an IntegerLookup on a float Input: the layer casts to int64 (toward zero) first
+        flat = flat.astype(np.int64)
     indices = np.empty(flat.shape, dtype=np.int64)
     for position, raw in enumerate(flat.tolist()):
         found = table.get(raw)

@@ -182,3 +182,26 @@ def test_the_hashes_equal_tensorflows_on_every_length_class():
         strong = tf.strings.to_hash_bucket_strong(texts, buckets, key=[123, 456]).numpy().tolist()
         assert fast == [hash_bucket(text, buckets) for text in texts]
         assert strong == [hash_bucket(text, buckets, (123, 456)) for text in texts]
+
+
+@pytest.mark.slow
+def test_an_integer_lookup_on_a_float_input_truncates_as_the_layer_casts():
+    keras = _keras()
+    layer = keras.layers.IntegerLookup(vocabulary=[2007, 2008, 2009], output_mode="one_hot")
+    _assert_same([layer], "float32", np.array([2008.0, 2008.7, -2009.5, 2010.0], dtype=np.float32))
+
+
+@pytest.mark.slow
+def test_a_lookup_inside_a_nested_model_is_refused_naming_both():
+    from convert.lookup_layers import has_lookup_layers, plan_columns
+
+    keras = _keras()
+    inner_input = keras.Input((1,), dtype="string")
+    inner = keras.Model(inner_input, keras.layers.StringLookup(vocabulary=["a"], output_mode="one_hot",
+                                                               name="letters")(inner_input), name="encoder")
+    outer_input = keras.Input((1,), dtype="string", name="letter")
+    model = keras.Model(outer_input, keras.layers.Dense(1)(inner(outer_input)))
+    assert has_lookup_layers(model)
+    with pytest.raises(ConversionError) as refused:
+        plan_columns(model)
+    assert "StringLookup layer 'letters' sits inside the nested model 'encoder'" in refused.value.message
