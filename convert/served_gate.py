@@ -261,8 +261,8 @@ class ServedGate:
     def __init__(self, served: Served, min_agreement: float | None) -> None:
         if served.sidecar.task not in MEASURES or (served.sidecar.task == "tensor"
                                                    and not is_columns(served.sidecar.preprocessing)):
-            raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image, text and "
-                                  "structured models; "
+            raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image and text models "
+                                  "(and the raw_<column> rows of a structured .keras model's lookup layers); "
                                   f"a {served.sidecar.task} model's clients send its tensors: give inputs_<name> "
                                   "arrays only")
         self.served = served
