@@ -30,12 +30,12 @@ from convert.fidelity.base import Column, GateResult, cell, rounded
 from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS, agreeing, top1
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE, cosine_similarities
 from convert.fidelity.multi_label import decisions_agree
-from convert.fidelity.tensor import TOLERANCES, output_errors
 from convert.input_bounds import input_bounds
 from convert.litert_model import LiteRTModel
 from convert.progress import progress
 from convert.quiet import quiet_native_stderr
 from convert.raw_samples import RawSamples
+from convert.served_columns import measure_columns
 from convert.sidecar import Sidecar
 from convert.tasks.base import Binding
 from function.errors import ServingError
@@ -46,7 +46,6 @@ from function.config import TaskLimits
 from function.tasks.base import Result, Task
 from function.tasks.classification import DEFAULT_THRESHOLD
 from function.preprocessing.columns import is_columns
-from function.tasks.tensor import output_arrays
 from function.tasks.text_embedding import decode_vector
 
 BATCH = 16
@@ -207,36 +206,12 @@ def _measure_cosine(task: Task, results: list[Result], expected: np.ndarray, thr
                      f"{int(cosines.argmin())}) and {mean:.6f} on average, below {MIN_COSINE} / {MEAN_COSINE}")
 
 
-def _measure_tensor(task: Task, results: list[Result], expected: np.ndarray, threshold: float | None, mode: str
-                    ) -> tuple[dict, str | None]:
-    """A tensor model served from raw columns (function/preprocessing/columns.py): its one output against
-    expected's, every value within the tensor gate's relative tolerance for the mode (of the output's range)."""
-    (output,) = task.outputs
-    served = output_arrays(results, task.outputs)[output.name].astype(np.float64).reshape(len(results), -1)
-    wanted = expected.astype(np.float64).reshape(len(results), -1)
-    if served.shape != wanted.shape:
-        raise ConversionError("bad_samples", f"expected has {wanted.shape[1]} values per raw sample; the model's "
-                              f"output {output.name!r} has {served.shape[1]}")
-    errors = output_errors(wanted, served)
-    scale = errors["reference_max_abs"] or 1.0
-    rows = np.abs(served - wanted).max(axis=1)
-    tolerance = TOLERANCES[mode]
-    records = [{"index": index, "agrees": bool(error / scale <= tolerance), "max_abs_error": round(float(error), 9)}
-               for index, error in enumerate(rows)]
-    metrics = {"samples": len(results), **errors, "tolerance": {"max_rel_error": tolerance},
-               "worst": worst(records, "max_abs_error"), "per_sample": records}
-    if errors["max_rel_error"] <= tolerance:
-        return metrics, None
-    return metrics, (f"differs from expected by up to {errors['max_abs_error']:.6g} ({errors['max_rel_error']:.2%} "
-                     f"of the output's range), above the {tolerance:g} tolerance for {mode}")
-
-
 # task name -> how served results are held against `expected`: (metrics, problem or None).
 MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str], tuple[dict, str | None]]] = {
     "image_classification": _measure_classes,
     "text_classification": _measure_classes,
     "text_embedding": _measure_cosine,
-    "tensor": _measure_tensor,
+    "tensor": measure_columns,  # a structured model's raw columns (convert/served_columns.py)
 }
 
 
@@ -247,8 +222,9 @@ def served_cell(metrics: dict) -> str:
     scores = f", scores within {served['max_score_diff']:.4f}" if served.get("max_score_diff") is not None else ""
     if "top1_agreement" in served:
         return cell(served["top1_agreement"], ".2%") + scores
-    if "max_rel_error" in served:
-        return f"max rel error {served['max_rel_error']:.2e}"
+    if "outputs" in served:  # values: a structured model's output
+        largest = max(errors["max_rel_error"] for errors in served["outputs"].values())
+        return f"values within {largest:.2%} of their range"
     if "label_set_agreement" in served:
         return f"{cell(served['label_set_agreement'], '.2%')} of label sets{scores}"
     return f"min cos {served['min_cosine']:.4f}"
@@ -348,8 +324,9 @@ def worst_text(metrics: dict) -> str:
     for record in metrics.get("worst", [])[:3]:
         if "cosine" in record:
             described.append(f"{record['index']} (cosine {record['cosine']:.4f})")
-        elif "max_abs_error" in record:
-            described.append(f"{record['index']} (off by {record['max_abs_error']:.6g})")
+        elif "scores" not in record["served"]:
+            described.append(f"{record['index']} (served {record['served']['outputs']}, expected "
+                             f"{record['expected']['outputs']})")
         else:
             described.append(f"{record['index']} (served {record['served']['scores']}, expected "
                              f"{record['expected']['scores']})")

@@ -224,3 +224,19 @@ def test_every_layer_kind_without_validation_rows_is_checked_on_rows_drawn_from_
             name: values.tolist() for name, values in rows.items()}}, timeout=30)
     assert answer.status_code == 200, answer.text
     np.testing.assert_allclose(np.array(answer.json()["outputs"]), wanted, atol=ATOL, rtol=0)
+
+
+def test_expected_answers_from_another_model_fail_the_served_gate(tutorial, tmp_path, run_convert):
+    """The gate can fail: given raw rows whose `expected` are another model's (the rows' answers shifted by one),
+    the whole served path disagrees and nothing is written."""
+    import shutil
+
+    folder, model, held_out, _ = tutorial
+    shutil.copyfile(folder / "penguins.keras", tmp_path / "penguins.keras")
+    wanted = model.predict(penguins.as_inputs(held_out), verbose=0)
+    np.savez(tmp_path / "validation.npz", **{f"raw_{name}": values for name, values in held_out.items()},
+             expected=np.roll(wanted, 1, axis=0))
+    code, out, err = run_convert(tmp_path / "penguins.keras", tmp_path / "out", "--quantization", MODE)
+    assert code == 2 and err.strip().endswith("[served_disagrees]"), err
+    assert "raw rows from validation.npz" in out and "off expected's" in err and "sidecar.json" not in err
+    assert not (tmp_path / "out").exists()
