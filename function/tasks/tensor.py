@@ -117,7 +117,7 @@ class TensorTask(Task):
         if is_columns(self.manifest.preprocessing):
             try:
                 self.columns = parse_columns(self.manifest.preprocessing, self.manifest.inputs)
-            except ValueError as error:
+            except (TypeError, ValueError) as error:  # ManifestError, or a field of the wrong type deeper down
                 self.require(False, str(error))
 
     @property
