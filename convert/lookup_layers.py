@@ -76,7 +76,8 @@ def plan_columns(model) -> list[ColumnPlan]:
     if not hasattr(model, "_inbound_nodes") or not model.inputs or _kind(model) == "Sequential":
         raise ConversionError(CODE, "a model with lookup or normalization layers is served as named columns: build "
                               "it with the functional API, one keras.Input(name=...) per column")
-    inner = [(layer, owner) for layer, owner in _nested(model) if owner is not model and _kind(layer) in PREPROCESSING]
+    inner = [(layer, owner) for layer, owner in _nested(model)
+             if owner is not model and _kind(layer) in (*LOOKUPS, "Hashing")]
     if inner:
         layer, owner = inner[0]
         raise ConversionError(CODE, f"{_kind(layer)} layer '{layer.name}' sits inside the nested model "
@@ -106,11 +107,12 @@ def plan_columns(model) -> list[ColumnPlan]:
             chained.add(id(layer))
             end = node.output_tensors[0]
         plans.append(ColumnPlan(name, tensor, layers, end))
-    stray = [layer for layer in model.layers if _kind(layer) in PREPROCESSING and id(layer) not in chained]
+    # A Normalization or CategoryEncoding deeper in the graph is arithmetic LiteRT runs: it stays in the model.
+    stray = [layer for layer in model.layers if _kind(layer) in (*LOOKUPS, "Hashing") and id(layer) not in chained]
     if stray:
         raise ConversionError(CODE, f"{_kind(stray[0])} layer '{stray[0].name}' does not read a model input (or a "
-                              "preprocessing layer that reads one): put lookup and normalization layers right after "
-                              "the keras.Input they encode")
+                              "preprocessing layer that reads one): put lookup and hashing layers right after the "
+                              "keras.Input they encode")
     return plans
 
 

@@ -205,3 +205,19 @@ def test_a_lookup_inside_a_nested_model_is_refused_naming_both():
     with pytest.raises(ConversionError) as refused:
         plan_columns(model)
     assert "StringLookup layer 'letters' sits inside the nested model 'encoder'" in refused.value.message
+
+
+@pytest.mark.slow
+def test_a_normalization_deeper_in_the_graph_stays_but_a_stray_lookup_is_refused():
+    from convert.lookup_layers import plan_columns
+
+    keras = _keras()
+    colour = keras.Input((1,), dtype="string", name="colour")
+    encoded = keras.layers.StringLookup(vocabulary=["a", "b"], output_mode="one_hot")(colour)
+    hidden = keras.layers.Normalization(mean=0.5, variance=0.25, name="deep_norm")(keras.layers.Dense(4)(encoded))
+    plans = plan_columns(keras.Model(colour, keras.layers.Dense(1)(hidden)))
+    assert [type(layer).__name__ for layer in plans[0].layers] == ["StringLookup"]
+    ids = keras.Input((1,), dtype="int64", name="ids")
+    stray = keras.layers.IntegerLookup(vocabulary=[1, 2], name="late_lookup")(keras.layers.Identity()(ids))
+    with pytest.raises(ConversionError, match="IntegerLookup layer 'late_lookup' does not read a model input"):
+        plan_columns(keras.Model(ids, keras.layers.Dense(1)(stray)))
