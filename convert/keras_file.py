@@ -10,6 +10,8 @@ validation files found beside SIDECAR.json (or the .keras file):
   (`raw_texts` in the .npz): convert tokenizes them with the layer itself for the tensor gate, fills `expected`
   with `model.predict(texts)` when the file has none, and refuses a tokenizer.json that gives other ids than the
   layer on any of them;
+- StringLookup / IntegerLookup / Normalization / CategoryEncoding layers at named column inputs are taken out
+  into the sidecar's `preprocessing` (convert/structured_keras.py);
 - recurrent layers with unroll=False are rebuilt unrolled over the fixed sequence length (convert/recurrent.py).
 """
 from __future__ import annotations
@@ -24,12 +26,14 @@ import numpy as np
 from convert.errors import ConversionError, first_line
 from convert.inference_mode import export_for_inference
 from convert.keras_loading import KERAS_SUFFIXES, LoadOptions, load_keras_model
+from convert.lookup_layers import has_lookup_layers
 from convert.npz_reader import read_arrays
 from convert.quiet import import_tensorflow
 from convert.recurrent import copy_weights, needs_unrolling, unrolled_copy
 from convert.sidecar import SIDECAR_FILE
 from convert.sidecar_inference import Inference, check, infer, keras_facts, with_given
 from convert.sidecar_reader import read_sidecar_file
+from convert.structured_keras import prepare_structured
 from convert.text_vectorization import CODE as TEXT_VECTORIZATION_CODE
 from convert.text_vectorization import check_settings, describe, write_tokenizer
 
@@ -205,6 +209,8 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
     keras = _import_keras()
     model = _load(keras_path, keras, loading)
     vectorizer = _text_vectorization(model, keras)
+    if vectorizer is None and has_lookup_layers(model):  # named columns through lookup layers
+        return prepare_structured(keras_path, sidecar_path, workdir, model, keras, log)
     if vectorizer is not None:
         check_settings(vectorizer.name, vectorizer.get_config())  # before the model is rebuilt around its settings
     inference = infer_keras_sidecar(keras_path, sidecar_path, model)

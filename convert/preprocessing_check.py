@@ -172,6 +172,11 @@ def diagnose(gate: ServedGate, content: bytes, model: LiteRTModel, declared: dic
                                    f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}; read "
                                    f"as {OTHER_OUTPUT[output]} its answers match expected ({flipped.summary}): write "
                                    f"\"output\": \"{OTHER_OUTPUT[output]}\"")
+    if gate.raw.kind == "columns":  # the preprocessing is the model's own layers, not a sidecar's
+        return ConversionError("served_disagrees", f"on the {gate.raw.count} raw rows the float32 model, served from "
+                               f"raw values through its lookup and normalization layers' preprocessing, "
+                               f"{failed.problem}{worst_text(failed.metrics)}: check that expected is this model's "
+                               "model.predict on the same raw rows (or leave it out: convert fills it)")
     opening = (f"sidecar.json: \"preprocessing\" ({describe(declared)}) is not how expected was made: on the "
                f"{gate.raw.count} raw samples the float32 model, served, {failed.problem}")
     if gate.raw.kind != "image":

@@ -63,7 +63,11 @@ def explain_converter_failure(text: str, mode: str) -> ConversionError:
         found = re.search(r"TF Select ops: ([^\n]+)", text)
         names = [name.strip() for name in found.group(1).split(",")] if found else []
         ops = f" ({', '.join(names)})" if names else ""
-        if not names or any(marker in name for name in names for marker in STRING_OP_MARKERS):
+        if any("HashTable" in name or "LookupTable" in name for name in names):
+            advice = ("here the lookup tables of StringLookup / IntegerLookup layers: convert the model's .keras file "
+                      "(python -m convert MODEL.keras OUT), which takes lookup and normalization layers at named "
+                      "inputs out into the manifest (docs/tensor-models.md)")
+        elif not names or any(marker in name for name in names for marker in STRING_OP_MARKERS):
             advice = "such as the string ops of a TextVectorization layer: tokenize outside the model, feed int32 ids"
         elif "StridedSlice" in names:
             advice = ("here a slice that adds axes (x[:, :, None]) to a tensor with open dimensions: use "

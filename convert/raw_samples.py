@@ -19,13 +19,14 @@ from function.tasks.image_classification import ImageInput
 
 RAW_KEYS = ("raw_images", "raw_image_shapes", "raw_texts", "expected")
 EXPECTED_OUTPUT = "expected_"  # expected_<output name>: one output's answers, for a model with several
+COLUMN_PREFIX = "raw_"  # raw_<column>: a structured model's raw values, one array per column
 IMAGE_CHANNELS = {1: "L", 3: "RGB"}
 
 
 @dataclass
 class RawSamples:
-    kind: str  # "image" or "text"
-    items: list  # what the function's task.predict takes: ImageInput (encoded bytes) or str
+    kind: str  # "image", "text" or "columns"
+    items: list  # what the function's task.predict takes: ImageInput (encoded bytes), str, or column -> value
     expected: np.ndarray  # float32, one row per item: the user's model.predict on their own preprocessing
     source: str  # where they came from, for messages
     # A model with several outputs: output name -> its expected answers (expected_<name> arrays); `expected` is then
@@ -115,6 +116,10 @@ def raw_items(source: str, arrays: dict[str, np.ndarray], image_files: list[Path
     """(kind, items) of the raw samples in these arrays (and the sidecar's image files), or None when there are none."""
     given = [key for key in ("raw_images", "raw_texts") if key in arrays] + (["validation.raw_images"]
                                                                             if image_files else [])
+    columns = {key[len(COLUMN_PREFIX):]: array for key, array in arrays.items()
+               if key.startswith(COLUMN_PREFIX) and key not in RAW_KEYS}
+    if columns and not given and not any(key.startswith("inputs_") for key in arrays):
+        return "columns", column_rows(source, columns)
     if not given:
         return None
     if len(given) > 1:
@@ -129,6 +134,15 @@ def raw_items(source: str, arrays: dict[str, np.ndarray], image_files: list[Path
         raise _bad(source, f"raw_texts is {texts.dtype} {texts.shape}: save np.array(list_of_str), one text per "
                            "sample")
     return "text", [str(text) for text in texts]
+
+
+def column_rows(source: str, columns: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """raw_<column> arrays (a structured model's raw values, convert/structured_keras.py) as one instance per row:
+    column name -> that row's value, as a request's named instance gives the function."""
+    counts = {len(array) for array in columns.values()}
+    if len(counts) != 1 or 0 in counts:
+        raise _bad(source, f"the raw_<column> arrays hold different numbers of rows ({sorted(counts)})")
+    return [{name: array[row, ...] for name, array in columns.items()} for row in range(counts.pop())]
 
 
 def load_raw_samples(path: Path, arrays: dict[str, np.ndarray], image_files: list[Path] | None = None,

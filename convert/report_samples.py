@@ -115,7 +115,7 @@ def collect(job, written_mode: str, results: dict) -> ReportSamples | None:
                             total, labels)
     if job.raw is not None and job.raw.kind == "text":
         samples.texts = [str(text) for text in job.raw.items[:keep]]
-    elif job.raw is not None:
+    elif job.raw is not None and job.raw.kind == "image":
         samples.thumbnails = [decoded_thumbnail(item.data) for item in job.raw.items[:keep]]
     elif sidecar is not None and sidecar.task in ("image_classification", "image_regression"):
         (tensors,) = job.validation.inputs.values()

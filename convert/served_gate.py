@@ -38,6 +38,7 @@ from convert.litert_model import LiteRTModel
 from convert.progress import progress
 from convert.quiet import quiet_native_stderr
 from convert.raw_samples import RawSamples
+from convert.served_columns import measure_columns
 from convert.served_values import expected_values, measure_values
 from convert.sidecar import Sidecar
 from convert.tasks.base import Binding
@@ -48,6 +49,7 @@ from function.catalog.registry import UnservableModel, open_model
 from function.config import TaskLimits
 from function.tasks.base import Result, Task
 from function.tasks.classification import DEFAULT_THRESHOLD
+from function.preprocessing.columns import is_columns
 from function.tasks.text_embedding import decode_vector
 
 BATCH = 16
@@ -234,6 +236,7 @@ MEASURES: dict[str, Callable[[Task, list[Result], np.ndarray, float | None, str]
     "image_classification": _measure_classes,
     "text_classification": _measure_classes,
     "text_embedding": _measure_cosine,
+    "tensor": measure_columns,  # a structured model's raw columns (convert/served_columns.py)
 }
 
 def _largest_value_error(served: dict) -> float:
@@ -261,8 +264,10 @@ SERVED_COLUMN = Column("served on raw samples", served_cell)
 
 class ServedGate:
     def __init__(self, served: Served, min_agreement: float | None) -> None:
-        if served.sidecar.task not in (*MEASURES, "image_regression"):
-            raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image and text models; "
+        if served.sidecar.task not in (*MEASURES, "image_regression") or (
+                served.sidecar.task == "tensor" and not is_columns(served.sidecar.preprocessing)):
+            raise ConversionError("bad_samples", f"{served.raw.source}: raw samples are for image and text models "
+                                  "(and the raw_<column> rows of a structured .keras model's lookup layers); "
                                   f"a {served.sidecar.task} model's clients send its tensors: give inputs_<name> "
                                   "arrays only")
         self.served = served

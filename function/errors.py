@@ -165,7 +165,10 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "invalid_tensor": ErrorCode(InvalidInput, "a tensor's nested lists differ in length or mix lists with values"),
     "invalid_dtype": ErrorCode(InvalidInput, "a tensor value or v2 datatype of the wrong kind for the input: "
                                "strings, null, objects, b64, a fraction for an integer input, a number for a bool"),
-    "value_out_of_range": ErrorCode(InvalidInput, "a value beyond the input dtype's range"),
+    "value_out_of_range": ErrorCode(InvalidInput, "a value beyond the input dtype's range, or a category index "
+                                    "beyond a structured model's CategoryEncoding"),
+    "unknown_category": ErrorCode(InvalidInput, "a structured model's column value outside its vocabulary, where "
+                                  "the lookup layer had no out-of-vocabulary index (num_oov_indices=0)"),
     "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, v2 "
                                "data does not hold as many values as its shape, or inputs open in the same "
                                "dimension (ids and their mask) differ in size there"),

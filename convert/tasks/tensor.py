@@ -6,8 +6,9 @@ from pathlib import Path
 from convert.errors import ConversionError
 from convert.fidelity.tensor import TensorErrorGate
 from convert.saved_model_inspect import SavedModelInfo, TensorInfo
-from convert.sidecar_fields import distinct, strings
+from convert.sidecar_fields import distinct, forbid, strings
 from convert.tasks.base import Binding, TaskFields, TaskKind, describe, mismatch, names
+from function.preprocessing.columns import is_columns
 
 STRING_DTYPES = ("object", "bytes_", "str_")
 
@@ -33,17 +34,19 @@ def ordered_names(declared: list[str] | None, available: dict[str, TensorInfo], 
 class Tensor(TaskKind):
     name = "tensor"
     unused_keys = {"labels": "its outputs are tensors, not classes", "output": "its outputs are tensors, not classes",
-                   "preprocessing": "clients send the input tensors themselves",
                    "multi_label": "its outputs are tensors, not classes",
                    "class_output": "its outputs are tensors, not classes"}
 
     def parse_fields(self, data: dict, directory: Path) -> TaskFields:
+        preprocessing = data.get("preprocessing")
+        if not is_columns(preprocessing):  # a structured .keras model's columns are convert's own (lookup_layers.py)
+            forbid(data, "preprocessing", self.name, "clients send the input tensors themselves")
         lists = {}
         for field in ("inputs", "outputs"):
             if field in data:
                 what = f"signature {field[:-1]} names, in the order clients see them"
                 lists[field] = distinct(strings(data[field], field, what), field)
-        return TaskFields(inputs=lists.get("inputs"), outputs=lists.get("outputs"))
+        return TaskFields(inputs=lists.get("inputs"), outputs=lists.get("outputs"), preprocessing=preprocessing)
 
     def bind(self, sidecar, info: SavedModelInfo) -> Binding:
         inputs = ordered_names(sidecar.inputs, info.inputs, "inputs")
@@ -52,7 +55,9 @@ class Tensor(TaskKind):
             tensor = info.inputs[name]
             if tensor.dtype in STRING_DTYPES:
                 raise ConversionError("needs_flex", f"signature input {describe(tensor)} is a string: LiteRT cannot "
-                                      "run string ops; tokenize outside the model, feed int32 ids")
+                                      "run string ops; tokenize outside the model and feed int32 ids, or (structured "
+                                      "columns) convert the .keras file, whose StringLookup layers convert takes out "
+                                      "(docs/tensor-models.md)")
             if not tensor.shape:
                 raise mismatch("inputs", f"includes {describe(tensor)}, which has no batch dimension",
                                "export the model with batch-first inputs (model.export() does)")

@@ -97,6 +97,13 @@ class Manifest:
         """A file the preprocessing names (e.g. the tokenizer), inside the model directory."""
         return self.directory / str(self.preprocessing.get(key, default))
 
+    def _client_inputs(self) -> list[dict]:
+        """What clients send: the model's tensors, or a structured model's raw columns (its preprocessing's)."""
+        if self.preprocessing.get("type") == "columns":
+            return [{"name": column.get("name"), "shape": column.get("shape"), "dtype": column.get("dtype")}
+                    for column in self.preprocessing.get("columns") or []]
+        return [spec.as_json() for spec in self.inputs]
+
     def summary(self) -> dict:
         """What GET /models tells about this model."""
         return {
@@ -104,7 +111,7 @@ class Manifest:
             "task": self.task,
             "version": self.version,
             "quantization": self.quantization,
-            "inputs": [spec.as_json() for spec in self.inputs],
+            "inputs": self._client_inputs(),
             "outputs": [spec.as_json() for spec in self.outputs],
             "labels": len(self.labels),
         }

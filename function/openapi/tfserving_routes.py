@@ -44,7 +44,7 @@ def describe_model_metadata(deployment: Deployment) -> Operation:
     dim = spec.obj({"size": {**spec.STRING, "pattern": "^-?[0-9]+$", "description": "An int64 as a string "
                                                                                     "(proto3 JSON); -1: any."},
                     "name": spec.STRING})
-    tensor = spec.obj({"dtype": {"enum": sorted([*(names.tf for names in DTYPE_NAMES.values()), "DT_STRING"])},
+    tensor = spec.obj({"dtype": {"enum": sorted({*(names.tf for names in DTYPE_NAMES.values()), "DT_STRING"})},
                        "tensor_shape": spec.obj({"dim": spec.array(dim, minItems=1), "unknown_rank": spec.BOOLEAN}),
                        "name": spec.STRING})
     tensors = {"type": "object", "additionalProperties": tensor, "minProperties": 1}

@@ -15,7 +15,7 @@ import numpy as np
 from function import __version__
 from function.errors import quoted, refuse
 from function.model.manifest import TensorSpec
-from function.protocols.tensor_values import (DTYPE_NAMES, check_bounds, check_shape, check_values,
+from function.protocols.tensor_values import (DTYPE_NAMES, STRING, check_bounds, check_shape, check_values,
                                               expected_shape, to_array, to_json)
 from function.records import named_tuple
 from function.tasks.base import Result
@@ -156,6 +156,8 @@ def _input_array(item: object, index: int, specs: dict[str, TensorSpec], reader:
 
 def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, where: str,
                   reader: _BinaryReader) -> np.ndarray:
+    if spec.served_dtype == STRING:
+        return _binary_strings(size, shape, count, where, reader)
     dtype = np.dtype(spec.served_dtype).newbyteorder("<")
     if not isinstance(size, int) or isinstance(size, bool) or size != count * dtype.itemsize:
         raise refuse("invalid_binary_data", f"{where}.parameters.binary_data_size is {quoted(size)}; shape {shape} "
@@ -166,6 +168,30 @@ def _binary_array(size: object, shape: list[int], count: int, spec: TensorSpec, 
     array = np.frombuffer(raw, dtype).reshape(shape)
     # A copy in the native dtype: aligned, writable and independent of the request body.
     return array.astype(spec.served_dtype)
+
+
+def _binary_strings(size: object, shape: list[int], count: int, where: str, reader: _BinaryReader) -> np.ndarray:
+    """BYTES binary data as the protocol lays it out: each element a 4-byte little-endian length, then its bytes
+    (UTF-8 text here: a structured model's string column)."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 4 * count:
+        raise refuse("invalid_binary_data", f"{where}.parameters.binary_data_size is {quoted(size)}; {count} BYTES "
+                     f"elements take at least {4 * count} bytes (a 4-byte length each).")
+    raw = bytes(reader.take(size, where))
+    values, offset = [], 0
+    for _ in range(count):
+        length = int.from_bytes(raw[offset:offset + 4], "little") if offset + 4 <= size else -1
+        if length < 0 or offset + 4 + length > size:
+            raise refuse("invalid_binary_data", f"{where}: BYTES element {len(values)} runs past the "
+                         f"{size} bytes of binary data.")
+        try:
+            values.append(raw[offset + 4:offset + 4 + length].decode("utf-8"))
+        except UnicodeDecodeError:
+            raise refuse("invalid_binary_data", f"{where}: BYTES element {len(values)} is not UTF-8 text.") from None
+        offset += 4 + length
+    if offset != size:
+        raise refuse("invalid_binary_data", f"{where}: the {count} BYTES elements take {offset} bytes; "
+                     f"binary_data_size is {size}.")
+    return np.array(values, dtype=str).reshape(shape)
 
 
 def _requested_outputs(body: dict, task: TensorTask, binary_default: bool) -> tuple[tuple[TensorSpec, ...], set]:

@@ -9,8 +9,9 @@ bench/tensor_json.py measured the alternatives; parsing the JSON text itself cos
 - integer inputs take JSON integers within the dtype's range; 1.0 is refused (as TensorFlow Serving does);
 - number inputs read true / false as 1 / 0 (numpy's reading, whether or not they are mixed with numbers);
 - bool inputs take true / false only;
-- strings, null and objects are refused; {"b64": ...} too, but for an image model's image input, whose encoded
-  images the TF Serving codec decodes before any tensor is read (function/protocols/encoded_bytes.py).
+- string inputs (a structured model's text columns, function/preprocessing/columns.py) take JSON strings only;
+- strings, null and objects are otherwise refused; {"b64": ...} too, but for an image model's image input, whose
+  encoded images the TF Serving codec decodes before any tensor is read (function/protocols/encoded_bytes.py).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import math
 
 import numpy as np
 
-from function.errors import InvalidInput, refuse
+from function.errors import InvalidInput, quoted, refuse
 from function.model.manifest import TensorSpec
 from function.records import named_tuple
 
@@ -43,9 +44,11 @@ DTYPE_NAMES: dict[str, DtypeNames] = {
     "uint32": DtypeNames("DT_UINT32", "UINT32"),
     "uint64": DtypeNames("DT_UINT64", "UINT64"),
     "bool": DtypeNames("DT_BOOL", "BOOL"),
+    "string": DtypeNames("DT_STRING", "BYTES"),  # a structured model's raw text column only
 }
+STRING = "string"
 # Looked up once, not per input of every request (np.dtype costs ~0.3 us a call); a float dtype's largest value.
-DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES}
+DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES if name != STRING}
 FLOAT_LIMITS = {name: float(np.finfo(dtype).max) for name, dtype in DTYPES.items() if dtype.kind == "f"}
 B64_KEY = "b64"
 LARGEST = np.maximum.reduce  # ndarray.max without its Python wrapper (axis=None: over every element)
@@ -117,6 +120,8 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
         raise refuse("invalid_tensor", f"{where} is not a tensor: its nested lists differ in length or mix "
                      f"lists with values (input {spec.name!r} takes {expected_shape(spec)}).") from exc
     served = spec.served_dtype  # a property: read once
+    if served == STRING:
+        return _strings(value, array, spec, where)
     target = DTYPES.get(served) or np.dtype(served)
     if not array.size:  # [] is float64 to numpy; an empty tensor has no element of a wrong kind
         return np.empty(array.shape, target)
@@ -150,6 +155,31 @@ def to_array(value: object, spec: TensorSpec, where: str) -> np.ndarray:
             raise refuse("value_out_of_range", f"Input {spec.name!r} takes {target.name}, whose largest "
                          f"magnitude is {np.finfo(target).max:.7g}; {where} holds {_first(array[overflow])}.")
     return cast
+
+
+def _strings(value: object, array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
+    """A string input's values: JSON strings only (numpy would read [1, "a"] as two strings), in numpy's own
+    unicode dtype (its bytes are the values, so the cache key is)."""
+    culprit = _first_non_string(value)
+    if culprit is not None:
+        found = "null" if culprit is _NULL else quoted(culprit)
+        raise refuse("invalid_dtype", f"Input {spec.name!r} takes strings; {where} holds {found}: send every "
+                     "value as a JSON string.")
+    return array if array.dtype.kind == "U" else array.astype(str)
+
+
+_NULL = object()
+
+
+def _first_non_string(value: object) -> object:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif not isinstance(item, str):
+            return _NULL if item is None else item
+    return None
 
 
 def to_json(array: np.ndarray) -> object:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import sys
 from binascii import b2a_base64  # base64.b64encode without its Python wrapper
@@ -27,6 +28,7 @@ from function.digest import hasher
 from function.errors import refuse
 from function.log import Timings
 from function.model.manifest import TensorSpec
+from function.preprocessing.columns import Column, apply_column, is_columns, parse_columns
 from function.tasks.base import Batch, Result, Task
 
 Instance = dict[str, np.ndarray]
@@ -103,16 +105,25 @@ class TensorTask(Task):
             return super().tensor_from_bytes(data, where, timings)
         return self.origin.tensor_from_bytes(data, where, timings)
 
+    # A structured model's raw columns, which clients send (function/preprocessing/columns.py); () for the others.
+    columns: tuple[Column, ...] = ()
+
     def check_manifest(self) -> None:
         self.require(bool(self.manifest.inputs), "a model needs at least one input")
         for spec in (*self.manifest.inputs, *self.manifest.outputs):
             self.require(len(spec.shape) >= 1, f"tensor {spec.name!r} has no batch dimension")
             self.require(spec.served_dtype in SERVABLE_DTYPES, f"tensor {spec.name!r} is {spec.served_dtype}; only "
                          f"number and bool tensors can be served (string tensors need TensorFlow's Flex ops)")
+        if is_columns(self.manifest.preprocessing):
+            try:
+                self.columns = parse_columns(self.manifest.preprocessing, self.manifest.inputs)
+            except (TypeError, ValueError) as error:  # ManifestError, or a field of the wrong type deeper down
+                self.require(False, str(error))
 
     @property
     def inputs(self) -> tuple[TensorSpec, ...]:
-        return self.manifest.inputs
+        """What clients send: the model's own tensors, or a structured model's raw columns (strings included)."""
+        return tuple(column.spec for column in self.columns) if self.columns else self.manifest.inputs
 
     @property
     def outputs(self) -> tuple[TensorSpec, ...]:
@@ -122,6 +133,9 @@ class TensorTask(Task):
         arrays = [(spec, np.asarray(item[spec.name])) for spec in self.inputs]
         digest = hasher(sum(array.nbytes for _, array in arrays))
         for spec, array in arrays:  # ascontiguousarray makes a scalar 1-d, hence the shape taken before
+            if array.dtype.kind == "U":  # a string column: its values, not the batch's longest string's width
+                digest.update(f"{spec.name}\0str\0{array.shape}\0{json.dumps(array.tolist())}\0".encode())
+                continue
             digest.update(f"{spec.name}\0{array.dtype.str}\0{array.shape}\0".encode())
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
@@ -138,6 +152,10 @@ class TensorTask(Task):
         try:
             batch = items if isinstance(items, TensorBatch) else TensorBatch.stack(items, self.inputs)
             check_open_dimensions(batch.arrays, self.inputs)
+            if self.columns:
+                roles = {spec.name: spec.role for spec in self.manifest.inputs}
+                return Batch({roles[column.model_input]: apply_column(column, batch.arrays[column.spec.name])
+                              for column in self.columns})
             return Batch({spec.role: batch.arrays[spec.name] for spec in self.inputs})
         finally:
             timings.add("preprocess", start)

@@ -21,6 +21,15 @@ def test_flex_ops_are_named_with_the_fix():
     assert "\n" not in error.message
 
 
+def test_lookup_tables_point_to_the_keras_file_route_not_to_text_vectorization():
+    """A StringLookup model exported as a SavedModel: the converter's own list of ops (TF 2.21)."""
+    text = FLEX_TEXT.replace("RaggedTensorToTensor, StaticRegexReplace, StringLower, StringSplitV2",
+                             "HashTableV2, LookupTableFindV2, LookupTableImportV2")
+    error = explain_converter_failure(text, "dynamic")
+    assert error.code == "needs_flex" and "TextVectorization" not in error.message
+    assert "StringLookup / IntegerLookup" in error.message and "python -m convert MODEL.keras OUT" in error.message
+
+
 def test_underscore_layer_names():
     error = explain_converter_failure("'NoneType' object is not callable", "float32")
     assert error.code == "underscore_layer_name" and "starting with '_'" in error.message
