@@ -22,7 +22,6 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from function import answering
 from function.answering import Answer, Question
@@ -31,8 +30,7 @@ from function.aws.s3 import ObjectTooLarge, S3Error
 from function.cache.keys import digest_text
 from function.errors import ServingError, body_too_large, quoted, refuse
 from function.log import Timings
-from function import recorder
-from function.responses import json_response
+from function import recorder, results
 from function.routes import text
 from function.service import Service
 from function.tasks.base import Task
@@ -40,7 +38,6 @@ from function.tasks.image_classification import ImageInput
 
 log = logging.getLogger("function")
 
-MAX_KEY_BYTES = 1024  # S3's limit on a key
 MISSING_OBJECT_CODES = frozenset({"NoSuchKey", "NoSuchVersion"})
 
 
@@ -123,40 +120,36 @@ def run_of(service: Service, route: object, model: object, options: object, resu
 def object_item(run: Run, bucket: str, key: str, version_id: str | None = None, size: int | None = None,
                 by_source: bool = False) -> Item:
     """An item naming an object. Its answer goes to <prefix><key>.json (a run reads one bucket), or, `by_source`
-    (a job whose tasks name any bucket and version), <prefix><bucket>/<key>.json and, for a version,
-    <prefix><bucket>@<version, %-quoted>/<key>.json: a bucket name has no "@" and no "/", a quoted version no "/",
-    so two objects never share a result key."""
-    source = bucket + (f"@{quote(version_id, safe='')}" if version_id else "") + "/" if by_source else ""
-    item = Item(key, bucket=bucket, key=key, version_id=version_id, size=size,
-                result_key=f"{run.results_prefix}{source}{key}.json")
+    (a job whose tasks name any bucket and version), to its object_result_key (function/results.py), which no other
+    object shares."""
+    result_key = (results.object_result_key(run.results_prefix, bucket, key, version_id) if by_source
+                  else results.named_result_key(run.results_prefix, key))
+    item = Item(key, bucket=bucket, key=key, version_id=version_id, size=size, result_key=result_key)
     if bucket == run.results_bucket and key.startswith(run.results_prefix):
         return _malformed(item, "is under the results prefix: the function never answers its own results")
-    if len(item.result_key.encode("utf-8")) > MAX_KEY_BYTES:
-        return _malformed(item, f"would have a result key over S3's {MAX_KEY_BYTES} bytes")
+    if not results.fits(item.result_key):
+        return _malformed(item, f"would have a result key over S3's {results.MAX_KEY_BYTES} bytes")
     return item
 
 
 def text_item(run: Run, text_value: object, item_id: object = None, row: str = "a row") -> Item:
     """A row that carries its text; its answer goes to <prefix><id>.json, or <prefix>texts/<sha256>.json. A text
     that is not a string is that row's refusal (`row` names it when it has no usable id)."""
-    from function.entry.sqs_batch import MAX_ID_CHARS, RESULT_ID  # noqa: PLC0415  (one rule for ids as S3 keys)
-
-    if item_id is not None and item_id != "" and (
-            not isinstance(item_id, str) or len(item_id) > MAX_ID_CHARS or not RESULT_ID.fullmatch(item_id)):
-        name = item_id[:MAX_ID_CHARS] if isinstance(item_id, str) else quoted(item_id)
+    if item_id is not None and item_id != "" and not results.is_result_id(item_id):
+        name = item_id[:results.MAX_ID_CHARS] if isinstance(item_id, str) else quoted(item_id)
         return malformed_item(name, "has an id that cannot name a result key: up to 512 "
                               "letters, digits or !_.*'()- characters, in '/'-separated parts that are not '.' "
                               "or '..'")
     if not isinstance(text_value, str):  # refused, and its refusal written when it has an id to name it by
         problem = refuse("invalid_item", f"The item {item_id or row} has a text that is {quoted(text_value)}, "
                          "not a string.")
-        return Item(item_id or row, problem=problem, result_key=f"{run.results_prefix}{item_id}.json" if item_id
-                    else "")
+        return Item(item_id or row, problem=problem, result_key=results.named_result_key(run.results_prefix, item_id)
+                    if item_id else "")
     if item_id is None or item_id == "":
         name = f"texts/{digest_text(text_value)}" if text.is_unicode(text_value) else "texts/invalid"
-        item = Item(name, text=text_value, result_key=f"{run.results_prefix}{name}.json")
+        item = Item(name, text=text_value, result_key=results.named_result_key(run.results_prefix, name))
     else:
-        item = Item(item_id, text=text_value, result_key=f"{run.results_prefix}{item_id}.json")
+        item = Item(item_id, text=text_value, result_key=results.named_result_key(run.results_prefix, item_id))
     if run.route.takes == "image":  # its refusal is written where its answer would have been
         return Item(item.name, result_key=item.result_key, problem=refuse(
             "invalid_item", f"The item {item.name} carries a text, but {run.route.name} takes images: name an "
@@ -245,13 +238,10 @@ def _s3_failure(item: Item, exc: S3Error) -> ServingError | S3Error:
 
 
 def _write(service: Service, run: Run, outcome: Outcome) -> None:
-    """The item's answer or error body to its result key. A write S3 refuses for good (access denied, a key it
-    will not take) refuses the item with S3's code, since a retry would be refused alike; any other failure leaves
-    it not finished."""
-    response = json_response(outcome.http_status, outcome.body)
-    try:
-        service.s3().put_object(run.results_bucket, outcome.item.result_key, response.body,
-                                response.headers["content-type"])
-    except (S3Error, *TRANSIENT) as exc:
-        outcome.status, outcome.code = outcome_of(exc), getattr(exc, "code", type(exc).__name__)
-        outcome.message = f"its result was not written: {exc}"
+    """The item's answer or error body to its result key, by the doors' one writer: a write S3 refuses for good
+    refuses the item with S3's code, since a retry would be refused alike; any other failure leaves it not
+    finished."""
+    failure = results.write_result(service, run.results_bucket, outcome.item.result_key,
+                                   results.json_result(outcome.http_status, outcome.body))
+    if failure is not None:
+        outcome.status, outcome.code, outcome.message = failure.status, failure.code, failure.message
