@@ -13,8 +13,9 @@ however often it is uploaded or the event retried. Outcomes:
   not retried, since the same bytes would be refused again;
 - skipped: outside the rules, not an ObjectCreated event, or deleted before it was read;
 - refused_by_s3: S3 refused one of the function's own calls for good (a 4xx other than throttling: AccessDenied,
-  NoSuchBucket, InvalidTag..., the answer's write included): logged at ERROR with S3's code (`error_code`), not
-  retried, since the same call would be refused again.
+  NoSuchBucket, InvalidTag..., the answer's write included): logged with S3's code (`error_code`; at ERROR, with
+  `result_refused`, when the answer itself could not be written), not retried, since the same call would be
+  refused again.
 
 Tags: the uploader's own tags are kept as they are; ours replace our earlier ones and are added, in the order
 label, score, model_version (or error alone), only while the object has room under S3's limit of MAX_TAGS tags:
@@ -117,8 +118,7 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
             fields.update(bucket=upload.bucket, key=upload.key)
         # As metrics: one route for every upload, and the status an HTTP client would have seen.
         status = 500 if outcome == "failed" else 400 if "error_code" in fields else 200
-        # S3 refusing one of our own calls for good is a setting to fix (a grant, a bucket): at ERROR.
-        level = logging.ERROR if outcome == "refused_by_s3" else None
+        level = logging.ERROR if fields.get("result_refused") else None
         recorder.record(service, "s3 upload", {"outcome": outcome, **fields, "route": UPLOAD_ROUTE, "status": status},
                         started, timings, lambda_request_id, level=level)
         outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
@@ -159,8 +159,8 @@ def process(service: Service, upload: Upload, timings: Timings, fields: dict) ->
                                        results.json_result(result.status, result.payload))
     if failure is not None and failure.status == NOT_FINISHED:
         raise ResultNotWritten(failure.message)
-    if failure is not None:
-        fields.update(error_code=failure.code, problem=failure.message)
+    if failure is not None:  # the answer has nowhere to go: a setting to fix (a grant, a bucket)
+        fields.update(error_code=failure.code, problem=failure.message, result_refused=True)
         return "refused_by_s3"
     return "classified" if result.status == 200 else "refused"
 

@@ -243,7 +243,7 @@ def test_uploads_end_every_object_classified_or_refused(door_env, kind, items):
     assert [o["key"] for o in outcomes] == [key for _, key in placed]
     for outcome, (_, key), (what, value) in zip(outcomes, placed, drawn):
         assert outcome["outcome"] in ("classified", "refused"), outcome
-        code = assert_answer_or_refusal(written(aws, results, f"{RESULTS}{key}.json"), kind)
+        code = assert_answer_or_refusal(written(aws, results, f"{RESULTS}{source}/{key}.json"), kind)
         assert (code == "answered") == (outcome["outcome"] == "classified")
         assert code == outcome.get("error_code", "answered")
         tags = aws.tags(source, key)
