@@ -6,7 +6,7 @@ output. The object is read within the HTTP limits (MAX_BODY_BYTES, then the imag
 checks) and classified by the default image model through the result cache, so the same content is computed once
 however often it is uploaded or the event retried. Outcomes:
 
-- classified: tags `label`, `score`, `model_version`; the object's result key (function/results.py, the doors'
+- classified: tags `label`, `score`, `model_version`; the object's result key (function/door_s3.py, the doors'
   one writer: <RESULTS_PREFIX><bucket>/<key>.json, <bucket>@<version> for a versioned object) holds the /classify
   answer;
 - refused (not an image, too large, no such model): tag `error` = the error code, the JSON holds the error body;
@@ -35,10 +35,10 @@ import time
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from function import answering, results
+from function import answering, door_s3
 from function.async_routes import ANSWERED, NOT_FINISHED, TRANSIENT, outcome_of
-from function.aws.s3 import ObjectTooLarge, S3Error
-from function.errors import ServingError, body_too_large, quoted
+from function.aws.s3 import S3Error
+from function.errors import ServingError, quoted
 from function.log import Timings
 from function import recorder
 from function.service import Service
@@ -147,16 +147,16 @@ def process(service: Service, upload: Upload, timings: Timings, fields: dict) ->
     try:
         result = classify(service, upload, timings, fields)
     except S3Error as exc:
-        if exc.code == "NoSuchKey":
+        if exc.code in door_s3.MISSING_OBJECT_CODES:
             fields["reason"] = "deleted before it was read"
             return "skipped"
         raise
     with timings.stage("write"):
         tag(service.s3(), upload, result, fields)  # first: a retried event writes the JSON once, last
-        key = results.object_result_key(settings.results_prefix, upload.bucket, upload.key, upload.version_id)
+        key = door_s3.object_result_key(settings.results_prefix, upload.bucket, upload.key, upload.version_id)
         fields["result_key"] = key
-        failure = results.write_result(service, settings.results_bucket or upload.bucket, key,
-                                       results.json_result(result.status, result.payload))
+        failure = door_s3.write_result(service, settings.results_bucket or upload.bucket, key,
+                                       door_s3.json_result(result.status, result.payload))
     if failure is not None and failure.status == NOT_FINISHED:
         raise ResultNotWritten(failure.message)
     if failure is not None:  # the answer has nowhere to go: a setting to fix (a grant, a bucket)
@@ -167,18 +167,15 @@ def process(service: Service, upload: Upload, timings: Timings, fields: dict) ->
 
 def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -> Answer:
     """The answer for the object; a 5xx raises instead (a retry is worth it)."""
-    limit, tag_count = service.settings.max_body_bytes, None
+    tag_count = None
     try:
-        if upload.size > limit:
-            raise body_too_large(upload.size, limit)
         with timings.stage("read"):
-            try:
-                stored = service.s3().get_object(upload.bucket, upload.key, max_bytes=limit)
-            except ObjectTooLarge as exc:
-                raise body_too_large(exc.size, exc.limit) from exc
+            stored = door_s3.read_object(service, upload.bucket, upload.key, upload.version_id, upload.size)
         tag_count = stored.tag_count
         image: object = ImageInput(stored.body, quoted(f"s3://{upload.bucket}/{upload.key}", MAX_WHERE_CHARS))
     except ServingError as exc:
+        if exc.code in ("object_not_found", "object_unreadable"):  # S3's refusal of our read, not the object's fault
+            raise exc.__cause__ from None  # the S3Error: skipped (deleted before it was read) or refused_by_s3
         image = exc
     # An upload is a /classify request with the default model and options: the version an HTTP request with these
     # bytes would get (a canary's share included), the same answer.

@@ -10,7 +10,7 @@ it. Then:
 - a 5xx (the model unavailable, a bug) or a write that may pass (S3's 5xx or throttling, a dropped connection):
   reported in batchItemFailures, so SQS delivers that message again after its visibility timeout, and moves it to
   the dead-letter queue after maxReceiveCount;
-- a write S3 refuses for good (AccessDenied, NoSuchBucket: function/results.py, the doors' one writer): logged at
+- a write S3 refuses for good (AccessDenied, NoSuchBucket: function/door_s3.py, the doors' one writer): logged at
   ERROR with S3's code, and reported too: the dead-letter queue is where SQS keeps a message that cannot be
   answered, and the answer has nowhere else to go.
 
@@ -30,9 +30,9 @@ from __future__ import annotations
 import json
 import logging
 
-from function import results
+from function import door_s3
 from function.async_routes import NOT_FINISHED, ROUTE_PATHS
-from function.results import is_result_id
+from function.door_s3 import is_result_id
 from function.errors import ServingError, quoted, refuse
 from function.events import Request
 from function.http_errors import error_response
@@ -76,8 +76,8 @@ def answer_message(service: Service, record: dict, message_id: str, lambda_reque
     if not settings.results_bucket:
         log.error("sqs message not answered: RESULTS_BUCKET is not set", extra={"fields": fields})
         return False
-    failure = results.write_result(service, settings.results_bucket,
-                                   results.named_result_key(settings.results_prefix, result_id), response)
+    failure = door_s3.write_result(service, settings.results_bucket,
+                                   door_s3.named_result_key(settings.results_prefix, result_id), response)
     if failure is not None:
         # Either way the message is delivered again: one refused for good ends in the dead-letter queue after
         # maxReceiveCount, which keeps it (its answer has nowhere else to go), and its line says S3's code at ERROR.

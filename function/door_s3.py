@@ -1,5 +1,10 @@
-"""Where every asynchronous door's answers go, and the one writer of them (S3 uploads, SQS, Distributed Map, S3
-Batch Operations).
+"""What every asynchronous door (S3 uploads, SQS, Distributed Map, S3 Batch Operations) does with S3: the one
+reader of the objects it answers, and the one writer of its answers.
+
+`read_object` reads an object within the HTTP limits (MAX_BODY_BYTES: from a size the event gives, then from the
+GET's own length, before reading the body): body_too_large past it, `object_not_found` for a key or version that
+is not there, `object_unreadable` for any other refusal S3 gives for good; an S3 error or a dropped connection that
+may pass is raised as it is.
 
 An answer is the JSON an HTTP client would have read for the same input (an answer or an error body), written to
 one key of the results bucket:
@@ -22,14 +27,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from function.async_routes import TRANSIENT, outcome_of
-from function.aws.s3 import S3Error
+from function.async_routes import NOT_FINISHED, TRANSIENT, outcome_of
+from function.aws.s3 import ObjectTooLarge, S3Error, S3Object
+from function.errors import body_too_large, refuse
 from function.responses import Response, json_response
 
 if TYPE_CHECKING:
     from function.service import Service
 
 MAX_KEY_BYTES = 1024  # S3's limit on a key
+MISSING_OBJECT_CODES = frozenset({"NoSuchKey", "NoSuchVersion"})
 # An id becomes part of an S3 key: S3's safe characters, "/" between non-empty segments that are not "." or "..".
 RESULT_ID = re.compile(r"(?!.*(^|/)\.{1,2}(/|$))[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*")
 MAX_ID_CHARS = 512
@@ -38,6 +45,28 @@ MAX_ID_CHARS = 512
 def is_result_id(value: object) -> bool:
     """Whether `value` can name an answer's S3 key (an SQS message's "id" or messageId, a row's "id")."""
     return isinstance(value, str) and len(value) <= MAX_ID_CHARS and RESULT_ID.fullmatch(value) is not None
+
+
+def read_object(service: "Service", bucket: str, key: str, version_id: str | None = None,
+                size: int | None = None) -> S3Object:
+    """The object (its version `version_id`), read within MAX_BODY_BYTES; `size` is the one the event gave, if any.
+    A ServingError when it is refused for good (the item's refusal); an S3 error or a connection error that may
+    pass as it is."""
+    limit = service.settings.max_body_bytes
+    if size is not None and size > limit:
+        raise body_too_large(size, limit)
+    try:
+        return service.s3().get_object(bucket, key, max_bytes=limit, version_id=version_id)
+    except ObjectTooLarge as exc:
+        raise body_too_large(exc.size, exc.limit) from exc
+    except S3Error as exc:
+        if exc.code in MISSING_OBJECT_CODES:
+            what = f"version {version_id} of " if version_id else ""
+            raise refuse("object_not_found", f"There is no {what}s3://{bucket}/{key}.") from exc
+        if outcome_of(exc) == NOT_FINISHED:
+            raise
+        raise refuse("object_unreadable", f"S3 refused to read s3://{bucket}/{key}: {exc.code} "
+                     f"(HTTP {exc.status}).") from exc
 
 
 def object_result_key(prefix: str, bucket: str, key: str, version_id: str | None = None) -> str:
