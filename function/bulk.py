@@ -116,13 +116,10 @@ def run_of(service: Service, route: object, model: object, options: object, resu
     return Run(question.route, question.task, question.options, settings.results_bucket, settings.results_prefix)
 
 
-def object_item(run: Run, bucket: str, key: str, version_id: str | None = None, size: int | None = None,
-                by_source: bool = False) -> Item:
-    """An item naming an object. Its answer goes to <prefix><key>.json (a run reads one bucket), or, `by_source`
-    (a job whose tasks name any bucket and version), to its object_result_key (function/door_s3.py), which no other
-    object shares."""
-    result_key = (door_s3.object_result_key(run.results_prefix, bucket, key, version_id) if by_source
-                  else door_s3.named_result_key(run.results_prefix, key))
+def object_item(run: Run, bucket: str, key: str, version_id: str | None = None, size: int | None = None) -> Item:
+    """An item naming an object. Its answer goes to its object_result_key (function/door_s3.py), which no other
+    object shares, whichever door reads it."""
+    result_key = door_s3.object_result_key(run.results_prefix, bucket, key, version_id)
     item = Item(key, bucket=bucket, key=key, version_id=version_id, size=size, result_key=result_key)
     if bucket == run.results_bucket and key.startswith(run.results_prefix):
         return _malformed(item, "is under the results prefix: the function never answers its own results")

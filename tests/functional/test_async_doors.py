@@ -105,7 +105,7 @@ def test_a_multi_label_model_answers_a_distributed_map_batch_as_classify_would(a
     for index, png in enumerate(pngs):
         expected = http_labels(door_service, png, 0.01)
         assert summary["answers"][index] == {"item": f"d/{index}.png", "labels": expected}
-        written = aws.read_json(results, f"{RESULTS}d/{index}.png.json")["predictions"][0]
+        written = aws.read_json(results, f"{RESULTS}{source}/d/{index}.png.json")["predictions"][0]
         assert [entry["label"] for entry in written["labels"]] == expected
 
 
@@ -266,7 +266,7 @@ def test_a_result_write_s3_refuses_for_good_is_a_permanent_failure_not_a_retry(a
                                                                   model="digits"), None)["results"]
     assert (denied["resultCode"], denied["resultString"].split(":")[0]) == ("PermanentFailure", "AccessDenied")
     assert written["resultCode"] == "Succeeded"
-    proxy.deny("PUT", f"/{results}/{RESULTS}0.png.json", times=10)
+    proxy.deny("PUT", f"/{results}/{RESULTS}{source}/0.png.json", times=10)
     summary = handle_event(door_service, map_batch(source, [{"Key": "0.png"}, {"Key": "1.png"}], results,
                                                    model="digits"), None)  # no BatchNotFinished
     assert [(entry["item"], entry["code"]) for entry in summary["failed"]] == [("0.png", "AccessDenied")]
