@@ -173,11 +173,10 @@ def test_batch_operations_results_of_one_key_in_two_buckets_or_two_versions_neve
     assert labels == ["0", "1", "2", "3"]  # each result file holds its own object's answer
 
 
-def test_an_upload_and_batch_operations_tasks_of_one_key_in_two_buckets_never_overwrite(aws, buckets,  # noqa: F811
-                                                                                        door_service):
-    """Every door that answers an object writes it to the one object result key (function/results.py): an upload
-    and a job's tasks of the same key in other buckets, or of a bucket named like the upload's prefix, each keep
-    their own answer."""
+def test_an_upload_and_bulk_runs_of_one_key_in_two_buckets_never_overwrite(aws, buckets, door_service):  # noqa: F811
+    """Every door that answers an object writes it to the one object result key (function/door_s3.py): an upload,
+    a job's tasks of the same key in other buckets or of a bucket named like the upload's prefix, and a Distributed
+    Map item whose key is the upload's result path, each keep their own answer."""
     source, results = buckets
     other, named_like_the_prefix = aws.bucket(), aws.bucket()
     pngs = digit_pngs(3)
@@ -193,6 +192,13 @@ def test_an_upload_and_batch_operations_tasks_of_one_key_in_two_buckets_never_ov
     assert upload_answer["model"] == "digit_tags" and "labels" in upload_answer["predictions"][0]  # its default
     assert [aws.read_json(results, f"{RESULTS}{bucket}/{key}.json")["predictions"][0]["label"]
             for bucket, key, _ in tasks] == ["1", "2"]  # untouched by the upload
+    # A Distributed Map run over a bucket holding a key named like the upload's result path.
+    aws.s3.put_object(Bucket=other, Key=f"{source}/uploads/0.png", Body=pngs[2])
+    summary = handle_event(door_service, map_batch(other, [{"Key": f"{source}/uploads/0.png"}], results,
+                                                   model="digits"), None)
+    assert summary["answered"] == 1
+    assert aws.read_json(results, f"{RESULTS}{source}/uploads/0.png.json") == upload_answer  # still the upload's
+    assert aws.read_json(results, f"{RESULTS}{other}/{source}/uploads/0.png.json")["predictions"][0]["label"] == "2"
 
 
 def test_a_result_key_over_s3s_limit_is_that_tasks_permanent_failure(aws, buckets, door_service):  # noqa: F811
