@@ -4,10 +4,11 @@ Distributed Map worker (entry/distributed_map.py) and the S3 Batch Operations wo
 A `Run` says what to do with every item: the route (one of function/async_routes.py's, which the router's table
 gives), its model and its options, checked once per batch as an HTTP request's would be. An `Item` names an S3
 object (its bytes are the image, or the text in UTF-8) or carries a text.
-Per batch: every object is read (within MAX_BODY_BYTES), what was read is answered by the doors' one answering core
-(function/answering.py: the result cache, so duplicates, reruns and retried batches are computed once, and the
-canary), and each item's answer, the route's own JSON for that one input, is written to its result key
-(`object_item`). This module only reads items and writes answers. Each item ends as one
+Per batch: every object is read by the doors' one reader (function/door_s3.py: within MAX_BODY_BYTES), what was
+read is answered by the doors' one answering core (function/answering.py: the result cache, so duplicates, reruns
+and retried batches are computed once, and the canary), and each item's answer, the route's own JSON for that one
+input, is written by the doors' one writer to its result key (an object's: its bucket and version are part of it,
+`object_item`). This module only turns items into inputs and answers into outcomes. Each item ends as one
 `Outcome`, in the doors' one vocabulary (function/async_routes.py):
 
 - answered: its answer written;

@@ -2,9 +2,11 @@
 
 Per record, in order: the key must follow the upload rules (UPLOADS_PREFIX, UPLOADS_SUFFIX: the bucket's
 notification filter, checked again) and never lie under RESULTS_PREFIX, so the function never classifies its own
-output. The object is read within the HTTP limits (MAX_BODY_BYTES, then the image task's own pixel and format
-checks) and classified by the default image model through the result cache, so the same content is computed once
-however often it is uploaded or the event retried. Outcomes:
+output. The object (the version the record names, if any) is read by the doors' one reader and its answer written
+by their one writer (function/door_s3.py: within MAX_BODY_BYTES, then the image task's own pixel and format checks)
+and classified by the doors' one answering core (function/answering.py: the default image model, through the
+result cache, so the same content is computed once however often it is uploaded or the event retried). This module
+only translates: a record into the core's calls, their outcome into tags, a log line and Lambda's retry. Outcomes:
 
 - classified: tags `label`, `score`, `model_version`; the object's result key (function/door_s3.py, the doors'
   one writer: <RESULTS_PREFIX><bucket>/<key>.json, <bucket>@<version> for a versioned object) holds the /classify
