@@ -208,7 +208,8 @@ def run(context) -> SectionResult:
         "",
         "**Time an upload event adds.** In-process, warm, one photo (the JPEG of section 1); each round calls "
         "the three in turn, after one discarded round; median and p90 over the rounds. The upload event reads the "
-        "object from S3, classifies it, writes <RESULTS_PREFIX><key>.json and its tags (one GET of the object, "
+        "object from S3, classifies it, writes <RESULTS_PREFIX><bucket>/<key>.json and its tags (one GET of the "
+        "object, "
         "one PUT of the answer, one PUT of the tags: the object has no tags of its own).",
         "",
         table(["call", "median", "p90", "vs HTTP"], uploads),

@@ -5,11 +5,10 @@ the field, so that a typo never passes as a default the user did not choose.
 """
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 from convert.errors import ConversionError
+from convert.json_file import read_json_file
 from convert.sidecar import SCHEMA, SIDECAR_FILE, SIDECAR_KEYS, VALIDATION_KEYS, Sidecar
 from convert.sidecar_fields import (DOCS, check_keys, choice, file_in, mapping, model_name, refuse, require, show,
                                     strings, text)
@@ -21,41 +20,9 @@ IMAGE_TASKS = ("image_classification", "image_regression")  # the tasks whose ra
 MAX_DEPTH = 16  # of nested objects and lists; the deepest sidecar field (preprocessing.mean) is at depth 3
 
 
-def _depth(value) -> int:
-    """How deeply `value` nests lists and objects, walked without recursion (a scalar is 0, [] is 1)."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            pending.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def _too_deep() -> ConversionError:
-    return ConversionError("bad_sidecar", f"sidecar.json: nests objects or lists more than {MAX_DEPTH} levels deep: "
-                           f"no sidecar field nests more than 3; write the fields as documented (see {DOCS})")
-
-
 def read_sidecar_file(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConversionError("bad_sidecar", f"sidecar.json: not valid JSON ({error}): fix the syntax "
-                              f"(see {DOCS})") from None
-    except ValueError:  # an integer past Python's digit limit (json.JSONDecodeError, also a ValueError, is above)
-        raise ConversionError("bad_sidecar", "sidecar.json: holds an integer longer than the "
-                              f"{sys.get_int_max_str_digits():,} digits convert reads: no sidecar field takes one; "
-                              f"write the value the field takes (see {DOCS})") from None
-    except RecursionError:  # thousands of levels: deeper than json's parser goes
-        raise _too_deep() from None
-    if _depth(data) > MAX_DEPTH:  # hundreds of levels parse, then break whatever walks them (a message's json.dumps)
-        raise _too_deep()
-    if not isinstance(data, dict):
-        raise ConversionError("bad_sidecar", f"sidecar.json: holds a JSON {type(data).__name__}: write one JSON "
-                              f"object (see {DOCS})")
-    return data
+    return read_json_file(path, "bad_sidecar", f"write the fields as documented (see {DOCS})", name=SIDECAR_FILE,
+                          max_depth=MAX_DEPTH, deep_hint="no sidecar field nests more than 3")
 
 
 class _Problems:

@@ -4,10 +4,11 @@ Distributed Map worker (entry/distributed_map.py) and the S3 Batch Operations wo
 A `Run` says what to do with every item: the route (one of function/async_routes.py's, which the router's table
 gives), its model and its options, checked once per batch as an HTTP request's would be. An `Item` names an S3
 object (its bytes are the image, or the text in UTF-8) or carries a text.
-Per batch: every object is read (within MAX_BODY_BYTES), what was read is answered by the doors' one answering core
-(function/answering.py: the result cache, so duplicates, reruns and retried batches are computed once, and the
-canary), and each item's answer, the route's own JSON for that one input, is written to its result key
-(`object_item`). This module only reads items and writes answers. Each item ends as one
+Per batch: every object is read by the doors' one reader (function/door_s3.py: within MAX_BODY_BYTES), what was
+read is answered by the doors' one answering core (function/answering.py: the result cache, so duplicates, reruns
+and retried batches are computed once, and the canary), and each item's answer, the route's own JSON for that one
+input, is written by the doors' one writer to its result key (an object's: its bucket and version are part of it,
+`object_item`). This module only turns items into inputs and answers into outcomes. Each item ends as one
 `Outcome`, in the doors' one vocabulary (function/async_routes.py):
 
 - answered: its answer written;
@@ -22,17 +23,15 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from function import answering
 from function.answering import Answer, Question
 from function.async_routes import NOT_FINISHED, OUTCOMES, ROUTE_NAMES, TRANSIENT, AsyncRoute, outcome_of
-from function.aws.s3 import ObjectTooLarge, S3Error
+from function.aws.s3 import S3Error
 from function.cache.keys import digest_text
-from function.errors import ServingError, body_too_large, quoted, refuse
+from function.errors import ServingError, quoted, refuse
 from function.log import Timings
-from function import recorder
-from function.responses import json_response
+from function import door_s3, recorder
 from function.routes import text
 from function.service import Service
 from function.tasks.base import Task
@@ -40,8 +39,6 @@ from function.tasks.image_classification import ImageInput
 
 log = logging.getLogger("function")
 
-MAX_KEY_BYTES = 1024  # S3's limit on a key
-MISSING_OBJECT_CODES = frozenset({"NoSuchKey", "NoSuchVersion"})
 
 
 class InvalidBatchInput(ValueError):
@@ -120,43 +117,36 @@ def run_of(service: Service, route: object, model: object, options: object, resu
     return Run(question.route, question.task, question.options, settings.results_bucket, settings.results_prefix)
 
 
-def object_item(run: Run, bucket: str, key: str, version_id: str | None = None, size: int | None = None,
-                by_source: bool = False) -> Item:
-    """An item naming an object. Its answer goes to <prefix><key>.json (a run reads one bucket), or, `by_source`
-    (a job whose tasks name any bucket and version), <prefix><bucket>/<key>.json and, for a version,
-    <prefix><bucket>@<version, %-quoted>/<key>.json: a bucket name has no "@" and no "/", a quoted version no "/",
-    so two objects never share a result key."""
-    source = bucket + (f"@{quote(version_id, safe='')}" if version_id else "") + "/" if by_source else ""
-    item = Item(key, bucket=bucket, key=key, version_id=version_id, size=size,
-                result_key=f"{run.results_prefix}{source}{key}.json")
+def object_item(run: Run, bucket: str, key: str, version_id: str | None = None, size: int | None = None) -> Item:
+    """An item naming an object. Its answer goes to its object_result_key (function/door_s3.py), which no other
+    object shares, whichever door reads it."""
+    result_key = door_s3.object_result_key(run.results_prefix, bucket, key, version_id)
+    item = Item(key, bucket=bucket, key=key, version_id=version_id, size=size, result_key=result_key)
     if bucket == run.results_bucket and key.startswith(run.results_prefix):
         return _malformed(item, "is under the results prefix: the function never answers its own results")
-    if len(item.result_key.encode("utf-8")) > MAX_KEY_BYTES:
-        return _malformed(item, f"would have a result key over S3's {MAX_KEY_BYTES} bytes")
+    if not door_s3.fits(item.result_key):
+        return _malformed(item, f"would have a result key over S3's {door_s3.MAX_KEY_BYTES} bytes")
     return item
 
 
 def text_item(run: Run, text_value: object, item_id: object = None, row: str = "a row") -> Item:
     """A row that carries its text; its answer goes to <prefix><id>.json, or <prefix>texts/<sha256>.json. A text
     that is not a string is that row's refusal (`row` names it when it has no usable id)."""
-    from function.entry.sqs_batch import MAX_ID_CHARS, RESULT_ID  # noqa: PLC0415  (one rule for ids as S3 keys)
-
-    if item_id is not None and item_id != "" and (
-            not isinstance(item_id, str) or len(item_id) > MAX_ID_CHARS or not RESULT_ID.fullmatch(item_id)):
-        name = item_id[:MAX_ID_CHARS] if isinstance(item_id, str) else quoted(item_id)
+    if item_id is not None and item_id != "" and not door_s3.is_result_id(item_id):
+        name = item_id[:door_s3.MAX_ID_CHARS] if isinstance(item_id, str) else quoted(item_id)
         return malformed_item(name, "has an id that cannot name a result key: up to 512 "
                               "letters, digits or !_.*'()- characters, in '/'-separated parts that are not '.' "
                               "or '..'")
     if not isinstance(text_value, str):  # refused, and its refusal written when it has an id to name it by
         problem = refuse("invalid_item", f"The item {item_id or row} has a text that is {quoted(text_value)}, "
                          "not a string.")
-        return Item(item_id or row, problem=problem, result_key=f"{run.results_prefix}{item_id}.json" if item_id
-                    else "")
+        return Item(item_id or row, problem=problem, result_key=door_s3.named_result_key(run.results_prefix, item_id)
+                    if item_id else "")
     if item_id is None or item_id == "":
         name = f"texts/{digest_text(text_value)}" if text.is_unicode(text_value) else "texts/invalid"
-        item = Item(name, text=text_value, result_key=f"{run.results_prefix}{name}.json")
+        item = Item(name, text=text_value, result_key=door_s3.named_result_key(run.results_prefix, name))
     else:
-        item = Item(item_id, text=text_value, result_key=f"{run.results_prefix}{item_id}.json")
+        item = Item(item_id, text=text_value, result_key=door_s3.named_result_key(run.results_prefix, item_id))
     if run.route.takes == "image":  # its refusal is written where its answer would have been
         return Item(item.name, result_key=item.result_key, problem=refuse(
             "invalid_item", f"The item {item.name} carries a text, but {run.route.name} takes images: name an "
@@ -181,11 +171,7 @@ def answer_items(service: Service, run: Run, items: Sequence[Item], engine: str,
         for item in items:
             try:
                 inputs.append(_read_input(service, run, item))
-            except ServingError as exc:
-                inputs.append(exc)
-            except S3Error as exc:
-                inputs.append(_s3_failure(item, exc))
-            except TRANSIENT as exc:
+            except (ServingError, S3Error, *TRANSIENT) as exc:  # a refusal, or what may pass (door_s3.read_object)
                 inputs.append(exc)
     answers = answering.answer(service, run.question, inputs, timings, fields)
     outcomes = [Outcome.of(item, found) for item, found in zip(items, answers)]
@@ -207,16 +193,8 @@ def _read_input(service: Service, run: Run, item: Item) -> object:
     """What the task takes for the item: an ImageInput, or a text."""
     if item.problem:
         raise item.problem
-    limit = service.settings.max_body_bytes
-    if item.text is not None:
-        data = None
-    else:
-        if item.size is not None and item.size > limit:
-            raise body_too_large(item.size, limit)
-        try:
-            data = service.s3().get_object(item.bucket, item.key, max_bytes=limit, version_id=item.version_id).body
-        except ObjectTooLarge as exc:
-            raise body_too_large(exc.size, exc.limit) from exc
+    data = None if item.text is not None else door_s3.read_object(service, item.bucket, item.key, item.version_id,
+                                                                  item.size).body
     if run.route.takes == "image":
         return ImageInput(data, f"s3://{item.bucket}/{item.key}")
     where = f"the text of {item.name}"
@@ -233,25 +211,11 @@ def _read_input(service: Service, run: Run, item: Item) -> object:
     return item_text
 
 
-def _s3_failure(item: Item, exc: S3Error) -> ServingError | S3Error:
-    """The refusal of an object S3 will not give, or `exc` itself when that may pass."""
-    if exc.code in MISSING_OBJECT_CODES:
-        what = f"version {item.version_id} of " if item.version_id else ""
-        return refuse("object_not_found", f"There is no {what}s3://{item.bucket}/{item.key}.")
-    if outcome_of(exc) == NOT_FINISHED:
-        return exc
-    return refuse("object_unreadable", f"S3 refused to read s3://{item.bucket}/{item.key}: "
-                  f"{exc.code} (HTTP {exc.status}).")
-
-
 def _write(service: Service, run: Run, outcome: Outcome) -> None:
-    """The item's answer or error body to its result key. A write S3 refuses for good (access denied, a key it
-    will not take) refuses the item with S3's code, since a retry would be refused alike; any other failure leaves
-    it not finished."""
-    response = json_response(outcome.http_status, outcome.body)
-    try:
-        service.s3().put_object(run.results_bucket, outcome.item.result_key, response.body,
-                                response.headers["content-type"])
-    except (S3Error, *TRANSIENT) as exc:
-        outcome.status, outcome.code = outcome_of(exc), getattr(exc, "code", type(exc).__name__)
-        outcome.message = f"its result was not written: {exc}"
+    """The item's answer or error body to its result key, by the doors' one writer: a write S3 refuses for good
+    refuses the item with S3's code, since a retry would be refused alike; any other failure leaves it not
+    finished."""
+    failure = door_s3.write_result(service, run.results_bucket, outcome.item.result_key,
+                                   door_s3.json_result(outcome.http_status, outcome.body))
+    if failure is not None:
+        outcome.status, outcome.code, outcome.message = failure.status, failure.code, failure.message

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convert.errors import ConversionError
+from convert.json_file import read_json_file
 
 CONFIG_FILE = "config.json"
 FAMILIES = ("bert", "mpnet")
@@ -52,6 +53,15 @@ def _field(config: dict, key: str, kind: type, path: Path):
     return value
 
 
+def _whole_number(config: dict, key: str, default: int, path: Path) -> int:
+    """An optional field that is a whole number >= 0 (a token id, a table size)."""
+    value = config.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConversionError("bad_config", f"{path}: \"{key}\" is {json.dumps(value)[:80]}, not a whole number: save "
+                              "the model's config with save_pretrained()")
+    return value
+
+
 def parse_config(config: dict, path: Path) -> EncoderConfig:
     family = config.get("model_type")
     if family not in FAMILIES:
@@ -76,8 +86,8 @@ def parse_config(config: dict, path: Path) -> EncoderConfig:
         intermediate=_field(config, "intermediate_size", int, path),
         epsilon=_field(config, "layer_norm_eps", float, path),
         max_positions=_field(config, "max_position_embeddings", int, path),
-        position_offset=0 if is_bert else int(config.get("pad_token_id", 1)) + 1,
-        type_vocab_size=int(config.get("type_vocab_size", 2)) if is_bert else 0,
+        position_offset=0 if is_bert else _whole_number(config, "pad_token_id", 1, path) + 1,
+        type_vocab_size=_whole_number(config, "type_vocab_size", 2, path) if is_bert else 0,
         relative_buckets=0 if is_bert else _field(config, "relative_attention_num_buckets", int, path))
 
 
@@ -86,10 +96,9 @@ def read_config(directory: Path) -> EncoderConfig:
     if not path.is_file():
         raise ConversionError("missing_file", f"{directory}: no {CONFIG_FILE}: save the model with save_pretrained() "
                               "(or SentenceTransformer.save())")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConversionError("bad_config", f"{path}: not valid JSON ({error})") from None
-    if not isinstance(config, dict):
-        raise ConversionError("bad_config", f"{path}: not a JSON object")
-    return parse_config(config, path)
+    return parse_config(read_config_json(path), path)
+
+
+def read_config_json(path: Path) -> dict:
+    """config.json's object, read as every JSON file convert is handed (convert/json_file.py)."""
+    return read_json_file(path, "bad_config", "save the model again with save_pretrained()")

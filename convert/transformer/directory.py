@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convert.errors import ConversionError
-from convert.transformer.config import CONFIG_FILE, EncoderConfig, read_config
+from convert.json_file import MAX_JSON_BYTES, read_json_file
+from convert.transformer.config import CONFIG_FILE, EncoderConfig, read_config, read_config_json
 from convert.transformer.layers import POOLING_MODES
 
 MODULES_FILE = "modules.json"
 TOKENIZER_FILE = "tokenizer.json"
 SBERT_CONFIG_FILE = "sentence_bert_config.json"
+MAX_TOKENIZER_BYTES = 64 * 1024 * 1024  # the largest multilingual tokenizer.json files are near 17 MB
 MODULE_PREFIX = "sentence_transformers.models."
 TRANSFORMER, POOLING, NORMALIZE = "Transformer", "Pooling", "Normalize"
 # 1_Pooling/config.json's flags (sentence-transformers' Pooling module), each with the mode convert calls it.
@@ -45,13 +47,12 @@ def is_encoder_directory(path: Path) -> bool:
     return path.is_dir() and (path / CONFIG_FILE).is_file() and not (path / "saved_model.pb").is_file()
 
 
-def _json(path: Path, what: str):
+def _json(path: Path, what: str, want_object: bool = True, max_bytes: int = MAX_JSON_BYTES):
+    """The file's JSON (an object unless `want_object` is False); `what` says how to write a missing one."""
     if not path.is_file():
         raise ConversionError("missing_file", f"{path} is missing: {what}")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConversionError("bad_config", f"{path}: not valid JSON ({error})") from None
+    return read_json_file(path, "bad_config", "save the model again with SentenceTransformer.save() or "
+                          "save_pretrained()", max_bytes=max_bytes, want_object=want_object)
 
 
 def _modules(directory: Path) -> list[dict]:
@@ -60,7 +61,7 @@ def _modules(directory: Path) -> list[dict]:
     path = directory / MODULES_FILE
     if not path.is_file():
         return [{"type": TRANSFORMER, "path": ""}, {"type": POOLING, "path": None}]
-    modules = _json(path, "")
+    modules = _json(path, "", want_object=False)
     if not isinstance(modules, list) or not all(isinstance(m, dict) and isinstance(m.get("type"), str)
                                                 for m in modules):
         raise ConversionError("bad_config", f"{path}: not a list of modules with a \"type\": save the model with "
@@ -109,11 +110,12 @@ def _tokenizer_json(directory: Path, max_length: int, config_pad_id: int | None)
     token, so that the file alone turns texts into exactly the ids the model expects."""
     path = directory / TOKENIZER_FILE
     tokenizer = _json(path, "convert serves the model with its fast tokenizer's file: save it with "
-                            "AutoTokenizer.from_pretrained(...).save_pretrained(DIR)")
-    padding = tokenizer.get("padding") or {}
+                            "AutoTokenizer.from_pretrained(...).save_pretrained(DIR)", max_bytes=MAX_TOKENIZER_BYTES)
+    padding = tokenizer.get("padding") if isinstance(tokenizer.get("padding"), dict) else {}
+    added = tokenizer.get("added_tokens") if isinstance(tokenizer.get("added_tokens"), list) else []
     pad_id = padding.get("pad_id", config_pad_id if config_pad_id is not None else 0)
     pad_token = padding.get("pad_token") or next(
-        (t["content"] for t in tokenizer.get("added_tokens", []) if t.get("id") == pad_id), "[PAD]")
+        (t.get("content") for t in added if isinstance(t, dict) and t.get("id") == pad_id), None) or "[PAD]"
     tokenizer["truncation"] = {"direction": "Right", "max_length": max_length, "strategy": "LongestFirst",
                                "stride": 0}
     tokenizer["padding"] = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None,
@@ -126,7 +128,7 @@ def read_encoder_directory(directory: Path) -> EncoderDirectory:
     modules = _modules(directory)
     transformer_dir = directory / (modules[0]["path"] or "")
     config = read_config(transformer_dir)
-    raw_config = json.loads((transformer_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    raw_config = read_config_json(transformer_dir / CONFIG_FILE)
     max_length, lowercase = _max_length(transformer_dir, config)
     return EncoderDirectory(
         source=directory, directory=transformer_dir, config=config,

@@ -5,11 +5,13 @@ shape and byte range in the data block that follows, then the raw little-endian 
 """
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 
 import numpy as np
+
+from convert.errors import ConversionError
+from convert.json_file import parse_json
 
 _DTYPES = {
     "F64": np.float64, "F32": np.float32, "F16": np.float16,
@@ -31,9 +33,11 @@ def read_header(path: Path) -> tuple[dict, int]:
         if length > 100_000_000:
             raise SafetensorsError(f"{path}: implausible header length {length}")
         try:
-            header = json.loads(f.read(length))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise SafetensorsError(f"{path}: header is not JSON ({error})") from None
+            header = parse_json(f.read(length), f"{path}: header", "header", "not a safetensors file", max_depth=3)
+        except ConversionError as error:
+            raise SafetensorsError(error.message) from None
+    if not isinstance(header, dict):
+        raise SafetensorsError(f"{path}: header is not a JSON object")
     header.pop("__metadata__", None)
     return header, 8 + length
 

@@ -72,7 +72,7 @@ def _item(run: Run, task: object, version: str) -> Item:
         return malformed_item(str(task.get("taskId")), "names no s3Key and bucket")
     version_id = task.get("s3VersionId")
     return object_item(run, bucket.rsplit(":", 1)[-1], unquote_plus(key),
-                       version_id=version_id if isinstance(version_id, str) and version_id else None, by_source=True)
+                       version_id=version_id if isinstance(version_id, str) and version_id else None)
 
 
 def _result(task: object, code: str, result_string: str) -> dict:

@@ -2,16 +2,22 @@
 
 Per record, in order: the key must follow the upload rules (UPLOADS_PREFIX, UPLOADS_SUFFIX: the bucket's
 notification filter, checked again) and never lie under RESULTS_PREFIX, so the function never classifies its own
-output. The object is read within the HTTP limits (MAX_BODY_BYTES, then the image task's own pixel and format
-checks) and classified by the default image model through the result cache, so the same content is computed once
-however often it is uploaded or the event retried. Outcomes:
+output. The object (the version the record names, if any) is read by the doors' one reader and its answer written
+by their one writer (function/door_s3.py: within MAX_BODY_BYTES, then the image task's own pixel and format checks)
+and classified by the doors' one answering core (function/answering.py: the default image model, through the
+result cache, so the same content is computed once however often it is uploaded or the event retried). This module
+only translates: a record into the core's calls, their outcome into tags, a log line and Lambda's retry. Outcomes:
 
-- classified: tags `label`, `score`, `model_version`; <RESULTS_PREFIX><key>.json holds the /classify answer;
+- classified: tags `label`, `score`, `model_version`; the object's result key (function/door_s3.py, the doors'
+  one writer: <RESULTS_PREFIX><bucket>/<key>.json, <bucket>@<version> for a versioned object) holds the /classify
+  answer;
 - refused (not an image, too large, no such model): tag `error` = the error code, the JSON holds the error body;
   not retried, since the same bytes would be refused again;
 - skipped: outside the rules, not an ObjectCreated event, or deleted before it was read;
 - refused_by_s3: S3 refused one of the function's own calls for good (a 4xx other than throttling: AccessDenied,
-  NoSuchBucket, InvalidTag...): logged with S3's code, not retried, since the same call would be refused again.
+  NoSuchBucket, InvalidTag..., the answer's write included): logged with S3's code (`error_code`; at ERROR, with
+  `result_refused`, when the answer itself could not be written), not retried, since the same call would be
+  refused again.
 
 Tags: the uploader's own tags are kept as they are; ours replace our earlier ones and are added, in the order
 label, score, model_version (or error alone), only while the object has room under S3's limit of MAX_TAGS tags:
@@ -25,20 +31,18 @@ is done: Lambda retries the event, then sends it to the function's on-failure de
 """
 from __future__ import annotations
 
-import http.client
 import logging
 import re
 import time
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from function import answering
-from function.async_routes import ANSWERED, NOT_FINISHED
-from function.aws.s3 import ObjectTooLarge, S3Error
-from function.errors import ServingError, body_too_large, quoted
+from function import answering, door_s3
+from function.async_routes import ANSWERED, NOT_FINISHED, TRANSIENT, outcome_of
+from function.aws.s3 import S3Error
+from function.errors import ServingError, quoted
 from function.log import Timings
 from function import recorder
-from function.responses import json_response
 from function.service import Service
 from function.tasks.image_classification import ImageInput
 
@@ -58,11 +62,16 @@ class UploadsNotProcessed(RuntimeError):
     """Some records failed for a reason that may pass: raised so that Lambda retries the event."""
 
 
+class ResultNotWritten(OSError):
+    """The answer's write failed for a reason that may pass (S3's 5xx or throttling, a dropped connection)."""
+
+
 @dataclass(frozen=True)
 class Upload:
     bucket: str
     key: str
     size: int
+    version_id: str | None = None  # when the bucket keeps versions
 
 
 def tag_value(text: str) -> str:
@@ -77,13 +86,16 @@ def upload_of(record: dict) -> Upload | None:
     try:
         # Keys arrive URL-encoded, spaces as "+" (AWS's S3 event documentation).
         bucket, key, size = s3["bucket"]["name"], s3["object"]["key"], s3["object"].get("size", 0)
+        version_id = s3["object"].get("versionId")
     except (KeyError, TypeError, AttributeError):
         return None
     if not isinstance(bucket, str) or not isinstance(key, str):
         return None
+    version_id = version_id if isinstance(version_id, str) and version_id else None
     # S3 sends the size as a whole number; anything else (Infinity, a fraction, text) is unknown: the GET's own
     # length is checked against the limit anyway.
-    return Upload(bucket, unquote_plus(key), size if isinstance(size, int) and not isinstance(size, bool) else 0)
+    return Upload(bucket, unquote_plus(key), size if isinstance(size, int) and not isinstance(size, bool) else 0,
+                  version_id)
 
 
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
@@ -98,20 +110,19 @@ def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
         else:
             try:
                 outcome = process(service, upload, timings, fields)
-            except S3Error as exc:
+            except (S3Error, ServingError, *TRANSIENT) as exc:  # in the doors' one vocabulary (async_routes)
                 fields["problem"] = f"{type(exc).__name__}: {exc}"
-                outcome = "failed" if exc.transient else "refused_by_s3"
-                if exc.transient:
+                outcome = "failed" if outcome_of(exc) == NOT_FINISHED else "refused_by_s3"
+                if outcome == "failed":
                     failed.append(upload.key)
-            except (OSError, http.client.HTTPException, ServingError) as exc:
-                outcome = "failed"
-                fields["problem"] = f"{type(exc).__name__}: {exc}"
-                failed.append(upload.key)
+                else:
+                    fields["error_code"] = getattr(exc, "code", type(exc).__name__)
             fields.update(bucket=upload.bucket, key=upload.key)
         # As metrics: one route for every upload, and the status an HTTP client would have seen.
         status = 500 if outcome == "failed" else 400 if "error_code" in fields else 200
+        level = logging.ERROR if fields.get("result_refused") else None
         recorder.record(service, "s3 upload", {"outcome": outcome, **fields, "route": UPLOAD_ROUTE, "status": status},
-                        started, timings, lambda_request_id)
+                        started, timings, lambda_request_id, level=level)
         outcomes.append({"key": upload.key if upload else None, "outcome": outcome,
                          **{k: fields[k] for k in ("error_code", "label", "labels") if k in fields}})
     if failed:
@@ -138,33 +149,35 @@ def process(service: Service, upload: Upload, timings: Timings, fields: dict) ->
     try:
         result = classify(service, upload, timings, fields)
     except S3Error as exc:
-        if exc.code == "NoSuchKey":
+        if exc.code in door_s3.MISSING_OBJECT_CODES:
             fields["reason"] = "deleted before it was read"
             return "skipped"
         raise
     with timings.stage("write"):
         tag(service.s3(), upload, result, fields)  # first: a retried event writes the JSON once, last
-        response = json_response(result.status, result.payload)
-        service.s3().put_object(settings.results_bucket or upload.bucket,
-                                settings.results_prefix + upload.key + ".json", response.body,
-                                response.headers["content-type"])
+        key = door_s3.object_result_key(settings.results_prefix, upload.bucket, upload.key, upload.version_id)
+        fields["result_key"] = key
+        failure = door_s3.write_result(service, settings.results_bucket or upload.bucket, key,
+                                       door_s3.json_result(result.status, result.payload))
+    if failure is not None and failure.status == NOT_FINISHED:
+        raise ResultNotWritten(failure.message)
+    if failure is not None:  # the answer has nowhere to go: a setting to fix (a grant, a bucket)
+        fields.update(error_code=failure.code, problem=failure.message, result_refused=True)
+        return "refused_by_s3"
     return "classified" if result.status == 200 else "refused"
 
 
 def classify(service: Service, upload: Upload, timings: Timings, fields: dict) -> Answer:
     """The answer for the object; a 5xx raises instead (a retry is worth it)."""
-    limit, tag_count = service.settings.max_body_bytes, None
+    tag_count = None
     try:
-        if upload.size > limit:
-            raise body_too_large(upload.size, limit)
         with timings.stage("read"):
-            try:
-                stored = service.s3().get_object(upload.bucket, upload.key, max_bytes=limit)
-            except ObjectTooLarge as exc:
-                raise body_too_large(exc.size, exc.limit) from exc
+            stored = door_s3.read_object(service, upload.bucket, upload.key, upload.version_id, upload.size)
         tag_count = stored.tag_count
         image: object = ImageInput(stored.body, quoted(f"s3://{upload.bucket}/{upload.key}", MAX_WHERE_CHARS))
     except ServingError as exc:
+        if exc.code in ("object_not_found", "object_unreadable"):  # S3's refusal of our read, not the object's fault
+            raise exc.__cause__ from None  # the S3Error: skipped (deleted before it was read) or refused_by_s3
         image = exc
     # An upload is a /classify request with the default model and options: the version an HTTP request with these
     # bytes would get (a canary's share included), the same answer.

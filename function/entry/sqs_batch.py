@@ -7,8 +7,12 @@ written to s3://RESULTS_BUCKET/<RESULTS_PREFIX><id or messageId>.json, exactly a
 it. Then:
 
 - answered (2xx) or refused (4xx: the same message would be refused again): acknowledged;
-- a 5xx (the model unavailable, a bug) or a failed write: reported in batchItemFailures, so SQS delivers that
-  message again after its visibility timeout, and moves it to the dead-letter queue after maxReceiveCount.
+- a 5xx (the model unavailable, a bug) or a write that may pass (S3's 5xx or throttling, a dropped connection):
+  reported in batchItemFailures, so SQS delivers that message again after its visibility timeout, and moves it to
+  the dead-letter queue after maxReceiveCount;
+- a write S3 refuses for good (AccessDenied, NoSuchBucket: function/door_s3.py, the doors' one writer): logged at
+  ERROR with S3's code, and reported too: the dead-letter queue is where SQS keeps a message that cannot be
+  answered, and the answer has nowhere else to go.
 
 - a body that is not a JSON object (not JSON, a list, a string, a number, null, or no string at all) is refused
   like any malformed request: its 400 answer is written and the message acknowledged;
@@ -23,25 +27,20 @@ record makes the handler raise.
 """
 from __future__ import annotations
 
-import http.client
 import json
 import logging
-import re
 
-from function.async_routes import ROUTE_PATHS
-from function.aws.s3 import S3Error
+from function import door_s3
+from function.async_routes import NOT_FINISHED, ROUTE_PATHS
+from function.door_s3 import is_result_id
 from function.errors import ServingError, quoted, refuse
 from function.events import Request
 from function.http_errors import error_response
-from function.responses import Response
 from function.service import Service
 
 log = logging.getLogger("function")
 
 ROUTES = ROUTE_PATHS  # the routes every asynchronous door may call (function/async_routes.py)
-# An id becomes part of an S3 key: S3's safe characters, "/" between non-empty segments that are not "." or "..".
-RESULT_ID = re.compile(r"(?!.*(^|/)\.{1,2}(/|$))[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*")
-MAX_ID_CHARS = 512
 
 
 def handle(service: Service, event: dict, lambda_request_id: str) -> dict:
@@ -77,23 +76,19 @@ def answer_message(service: Service, record: dict, message_id: str, lambda_reque
     if not settings.results_bucket:
         log.error("sqs message not answered: RESULTS_BUCKET is not set", extra={"fields": fields})
         return False
-    try:
-        write(service, settings.results_bucket, settings.results_prefix + result_id + ".json", response)
-    except (S3Error, OSError, http.client.HTTPException) as exc:
-        log.warning("sqs result not written, to be delivered again",
-                    extra={"fields": {**fields, "problem": f"{type(exc).__name__}: {exc}"}})
+    failure = door_s3.write_result(service, settings.results_bucket,
+                                   door_s3.named_result_key(settings.results_prefix, result_id), response)
+    if failure is not None:
+        # Either way the message is delivered again: one refused for good ends in the dead-letter queue after
+        # maxReceiveCount, which keeps it (its answer has nowhere else to go), and its line says S3's code at ERROR.
+        permanent = failure.status != NOT_FINISHED
+        log.log(logging.ERROR if permanent else logging.WARNING,
+                "sqs result refused by S3, to be delivered again until the dead-letter queue" if permanent
+                else "sqs result not written, to be delivered again",
+                extra={"fields": {**fields, "error_code": failure.code, "problem": failure.message}})
         return False
     log.info("sqs message answered", extra={"fields": fields})
     return True
-
-
-def write(service: Service, bucket: str, key: str, response: Response) -> None:
-    service.s3().put_object(bucket, key, response.body, response.headers["content-type"])
-
-
-def is_result_id(value: object) -> bool:
-    """Whether `value` can name an answer's S3 key (an "id", or a messageId)."""
-    return isinstance(value, str) and len(value) <= MAX_ID_CHARS and RESULT_ID.fullmatch(value) is not None
 
 
 def request_of(body: object, message_id: str) -> tuple[Request, str]:

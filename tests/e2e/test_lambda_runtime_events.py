@@ -40,7 +40,7 @@ def test_models_from_s3_uploads_and_a_queue_batch_in_the_lambda_runtime(aws, emu
     aws.s3.put_object(Bucket=uploads, Key="uploads/cat.jpg", Body=cat_jpeg())
     upload = runtime.invoke(s3_object_created(uploads, "uploads/cat.jpg", len(cat_jpeg())))
     assert upload.payload["uploads"][0]["outcome"] == "classified", upload.logs
-    assert is_cat(aws.read_json(results, "predictions/uploads/cat.jpg.json")["predictions"][0]["label"])
+    assert is_cat(aws.read_json(results, f"predictions/{uploads}/uploads/cat.jpg.json")["predictions"][0]["label"])
     assert set(aws.tags(uploads, "uploads/cat.jpg")) == {"label", "score", "model_version"}
     downloaded = [json.loads(line) for line in upload.logs if '"model files ready"' in line]
     assert [line["model"] for line in downloaded] == ["efficientnet_lite0"]  # on first use, that model only

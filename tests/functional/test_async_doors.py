@@ -105,7 +105,7 @@ def test_a_multi_label_model_answers_a_distributed_map_batch_as_classify_would(a
     for index, png in enumerate(pngs):
         expected = http_labels(door_service, png, 0.01)
         assert summary["answers"][index] == {"item": f"d/{index}.png", "labels": expected}
-        written = aws.read_json(results, f"{RESULTS}d/{index}.png.json")["predictions"][0]
+        written = aws.read_json(results, f"{RESULTS}{source}/d/{index}.png.json")["predictions"][0]
         assert [entry["label"] for entry in written["labels"]] == expected
 
 
@@ -129,7 +129,7 @@ def test_an_upload_to_a_multi_label_default_model_is_tagged_with_its_labels(aws,
     assert outcome["uploads"] == [{"key": "uploads/0.png", "outcome": "classified", "labels": expected}]
     tags = aws.tags(source, "uploads/0.png")
     assert tags["labels"] == "/".join(expected) and "label" not in tags and tags["model_version"]
-    assert "labels" in aws.read_json(results, f"{RESULTS}uploads/0.png.json")["predictions"][0]
+    assert "labels" in aws.read_json(results, f"{RESULTS}{source}/uploads/0.png.json")["predictions"][0]
 
 
 def test_a_multi_label_model_answers_an_sqs_message_as_classify_would(aws, buckets, door_service):  # noqa: F811
@@ -171,6 +171,34 @@ def test_batch_operations_results_of_one_key_in_two_buckets_or_two_versions_neve
     labels = [aws.read_json(results, key)["predictions"][0]["label"] for key in keys]
     assert labels == [r["resultString"].split()[0] for r in answer["results"]]
     assert labels == ["0", "1", "2", "3"]  # each result file holds its own object's answer
+
+
+def test_an_upload_and_bulk_runs_of_one_key_in_two_buckets_never_overwrite(aws, buckets, door_service):  # noqa: F811
+    """Every door that answers an object writes it to the one object result key (function/door_s3.py): an upload,
+    a job's tasks of the same key in other buckets or of a bucket named like the upload's prefix, and a Distributed
+    Map item whose key is the upload's result path, each keep their own answer."""
+    source, results = buckets
+    other, named_like_the_prefix = aws.bucket(), aws.bucket()
+    pngs = digit_pngs(3)
+    aws.s3.put_object(Bucket=other, Key="uploads/0.png", Body=pngs[1])
+    aws.s3.put_object(Bucket=named_like_the_prefix, Key="0.png", Body=pngs[2])
+    tasks = [(other, "uploads/0.png", None), (named_like_the_prefix, "0.png", None)]
+    answer = handle_event(door_service, batch_operations(tasks, model="digits"), None)
+    assert [r["resultCode"] for r in answer["results"]] == ["Succeeded"] * 2
+    aws.s3.put_object(Bucket=source, Key="uploads/0.png", Body=pngs[0])
+    outcome = handle_event(door_service, s3_object_created(source, "uploads/0.png", len(pngs[0])), None)
+    assert outcome["uploads"][0]["outcome"] == "classified"
+    upload_answer = aws.read_json(results, f"{RESULTS}{source}/uploads/0.png.json")
+    assert upload_answer["model"] == "digit_tags" and "labels" in upload_answer["predictions"][0]  # its default
+    assert [aws.read_json(results, f"{RESULTS}{bucket}/{key}.json")["predictions"][0]["label"]
+            for bucket, key, _ in tasks] == ["1", "2"]  # untouched by the upload
+    # A Distributed Map run over a bucket holding a key named like the upload's result path.
+    aws.s3.put_object(Bucket=other, Key=f"{source}/uploads/0.png", Body=pngs[2])
+    summary = handle_event(door_service, map_batch(other, [{"Key": f"{source}/uploads/0.png"}], results,
+                                                   model="digits"), None)
+    assert summary["answered"] == 1
+    assert aws.read_json(results, f"{RESULTS}{source}/uploads/0.png.json") == upload_answer  # still the upload's
+    assert aws.read_json(results, f"{RESULTS}{other}/{source}/uploads/0.png.json")["predictions"][0]["label"] == "2"
 
 
 def test_a_result_key_over_s3s_limit_is_that_tasks_permanent_failure(aws, buckets, door_service):  # noqa: F811
@@ -244,11 +272,39 @@ def test_a_result_write_s3_refuses_for_good_is_a_permanent_failure_not_a_retry(a
                                                                   model="digits"), None)["results"]
     assert (denied["resultCode"], denied["resultString"].split(":")[0]) == ("PermanentFailure", "AccessDenied")
     assert written["resultCode"] == "Succeeded"
-    proxy.deny("PUT", f"/{results}/{RESULTS}0.png.json", times=10)
+    proxy.deny("PUT", f"/{results}/{RESULTS}{source}/0.png.json", times=10)
     summary = handle_event(door_service, map_batch(source, [{"Key": "0.png"}, {"Key": "1.png"}], results,
                                                    model="digits"), None)  # no BatchNotFinished
     assert [(entry["item"], entry["code"]) for entry in summary["failed"]] == [("0.png", "AccessDenied")]
     assert summary["answered"] == 1
+
+
+def test_an_uploads_result_write_s3_refuses_for_good_is_logged_and_not_retried(aws, buckets, door_service,  # noqa: F811
+                                                                              proxy, caplog):
+    source, results = buckets
+    (png,) = digit_pngs(1)
+    aws.s3.put_object(Bucket=source, Key="uploads/0.png", Body=png)
+    proxy.deny("PUT", f"/{results}/{RESULTS}{source}/uploads/0.png.json", times=10)
+    with caplog.at_level(logging.INFO, logger="function"):
+        outcome = handle_event(door_service, s3_object_created(source, "uploads/0.png", len(png)), None)  # no raise
+    (reported,) = outcome["uploads"]
+    assert (reported["outcome"], reported["error_code"]) == ("refused_by_s3", "AccessDenied")
+    (line,) = [r for r in caplog.records if r.getMessage() == "s3 upload"]
+    assert line.levelno == logging.ERROR and line.fields["error_code"] == "AccessDenied"
+    assert aws.keys(results) == []
+
+
+def test_an_sqs_answer_s3_refuses_for_good_is_logged_with_its_code(aws, buckets, door_service, proxy,  # noqa: F811
+                                                                      caplog):
+    results = buckets[1]
+    body = {"route": "/classify", "id": "denied", "image": base64.b64encode(digit_pngs(1)[0]).decode(),
+            "model": "digits"}
+    proxy.deny("PUT", f"/{results}/{RESULTS}denied.json", times=10)
+    with caplog.at_level(logging.INFO, logger="function"):
+        answer = handle_event(door_service, sqs_batch([{"messageId": "m-1", "body": json.dumps(body)}]), None)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}  # kept: the dead-letter queue, in the end
+    (line,) = [r for r in caplog.records if r.getMessage().startswith("sqs result refused by S3")]
+    assert line.levelno == logging.ERROR and line.fields["error_code"] == "AccessDenied"
 
 
 # ---- case 11: an upload event whose size is no integer -----------------------------------------------------------

@@ -128,7 +128,7 @@ def test_a_thousand_objects_each_end_with_one_result_and_the_report_lists_exactl
 
     assert execution.status == "SUCCEEDED", execution.cause
     every_key = set(labels) | set(corrupt)
-    assert sorted(result_keys(aws, results)) == sorted(f"{RESULTS}{key}.json" for key in every_key)
+    assert sorted(result_keys(aws, results)) == sorted(f"{RESULTS}{source}/{key}.json" for key in every_key)
     (run,) = execution.map_runs
     retried = [child for child in run.children if child.attempts != ["ok"]]
     assert [child.attempts for child in retried] == [["BatchNotFinished", "ok"]]
@@ -149,11 +149,12 @@ def test_a_thousand_objects_each_end_with_one_result_and_the_report_lists_exactl
     assert set(reported) == set(labels) - {missing}
     right = sum(label == str(labels[key]) for key, label in reported.items())
     assert right / len(reported) >= 0.9  # real inference by the real model, not a stand-in
-    answers = {key: aws.read_json(results, f"{RESULTS}{key}.json") for key in list(reported)[::97]}
+    answers = {key: aws.read_json(results, f"{RESULTS}{source}/{key}.json") for key in list(reported)[::97]}
     assert all(answer["predictions"][0]["label"] == reported[key] and len(answer["predictions"][0]["top_k"]) == 2
                for key, answer in answers.items())
-    assert aws.read_json(results, f"{RESULTS}{missing}.json")["error"]["code"] == "object_not_found"
-    assert aws.read_json(results, f"{RESULTS}{PREFIX}corrupt/notes.png.json")["error"]["code"] == "unsupported_image"
+    assert aws.read_json(results, f"{RESULTS}{source}/{missing}.json")["error"]["code"] == "object_not_found"
+    corrupt_answer = aws.read_json(results, f"{RESULTS}{source}/{PREFIX}corrupt/notes.png.json")
+    assert corrupt_answer["error"]["code"] == "unsupported_image"
     status, http_answer = call(bulk_service, "POST", "/classify", objects[f"{PREFIX}0007.png"], "image/png",
                                binary=True)
     assert status == 200 and http_answer["predictions"][0]["label"] == reported[f"{PREFIX}0007.png"]
@@ -177,7 +178,7 @@ def test_rows_of_texts_and_of_object_keys_answered_for_a_text_task(aws, buckets,
                       "Items[3]": "invalid_item"}
     loved = aws.read_json(results, f"{RESULTS}r/1.json")
     assert loved["model"] == "sentiment" and loved == aws.read_json(results, f"{RESULTS}r/2.json")
-    assert aws.read_json(results, f"{RESULTS}{PREFIX}reviews/good.txt.json")["predictions"][0]["label"]
+    assert aws.read_json(results, f"{RESULTS}{source}/{PREFIX}reviews/good.txt.json")["predictions"][0]["label"]
     assert sorted(computed) == sorted(["Loved every minute of it.", "Dreadful, I walked out.",
                                        "What a wonderful film."])  # the duplicate text once
 

@@ -77,7 +77,7 @@ def test_every_door_answers_an_input_with_the_version_it_gets_alone(aws, canary_
              "BatchInput": {"task": "classify", "model": "digits", "options": {}, "bucket": source,
                             "results": {"bucket": results, "prefix": RESULTS}}}
     assert handle_event(service, event, None)["answered"] == IMAGES
-    assert [aws.read_json(results, f"{RESULTS}{index:02d}.png.json")["model_version"]
+    assert [aws.read_json(results, f"{RESULTS}{source}/{index:02d}.png.json")["model_version"]
             for index in range(IMAGES)] == alone
 
     tasks = [{"taskId": str(index), "s3Bucket": source, "s3Key": f"{index:02d}.png"} for index in range(IMAGES)]

@@ -177,14 +177,16 @@ def test_distributed_map_ends_every_item_answered_or_refused(door_env, kind, ite
     drawn = items.draw(items_for(kind))
     source, prefix = aws.bucket(), f"{uuid.uuid4().hex}/"
     placed = put_items(aws, source, prefix, drawn)
-    event_items, names = [], []
+    event_items, names, result_keys = [], [], []
     for index, (what, value) in enumerate(placed):
         if what == "row":
             event_items.append({"text": value, "id": f"{prefix}row{index}"})
             names.append(f"{prefix}row{index}")
+            result_keys.append(f"{RESULTS}{prefix}row{index}.json")
         else:
             event_items.append({"Key": value})
             names.append(value)
+            result_keys.append(f"{RESULTS}{source}/{value}.json")  # an object's: its bucket is part of it
     event = {"Items": event_items, "BatchInput": {"task": task, "model": model, "options": {}, "bucket": source,
                                                   "results": {"bucket": results, "prefix": RESULTS}}}
     summary = handle_event(services["digits"], event, None)
@@ -192,8 +194,8 @@ def test_distributed_map_ends_every_item_answered_or_refused(door_env, kind, ite
     failed = {entry["item"]: entry["code"] for entry in summary["failed"]}
     answered = [entry["item"] for entry in summary["answers"]]
     assert sorted([*failed, *answered]) == sorted(names)  # one outcome per item
-    for name, (what, value) in zip(names, drawn):
-        outcome = assert_answer_or_refusal(written(aws, results, f"{RESULTS}{name}.json"), kind)
+    for name, result_key, (what, value) in zip(names, result_keys, drawn):
+        outcome = assert_answer_or_refusal(written(aws, results, result_key), kind)
         assert outcome == failed.get(name, "answered")  # its own file holds its own outcome
         assert (outcome != "answered") == expected_refusal(kind, what, value), (what, value, outcome)
 
@@ -243,7 +245,7 @@ def test_uploads_end_every_object_classified_or_refused(door_env, kind, items):
     assert [o["key"] for o in outcomes] == [key for _, key in placed]
     for outcome, (_, key), (what, value) in zip(outcomes, placed, drawn):
         assert outcome["outcome"] in ("classified", "refused"), outcome
-        code = assert_answer_or_refusal(written(aws, results, f"{RESULTS}{key}.json"), kind)
+        code = assert_answer_or_refusal(written(aws, results, f"{RESULTS}{source}/{key}.json"), kind)
         assert (code == "answered") == (outcome["outcome"] == "classified")
         assert code == outcome.get("error_code", "answered")
         tags = aws.tags(source, key)

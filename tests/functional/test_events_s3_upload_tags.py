@@ -41,7 +41,7 @@ def test_the_uploaders_tags_stay_and_ours_take_the_room_left(aws, bucket, regist
         assert len(tags) <= MAX_TAGS
         assert {k: v for k, v in tags.items() if k not in OURS} == user_tags(count)
         assert tuple(name for name in OURS if name in tags) == added
-    assert aws.read_json(bucket, "predictions/uploads/cat.jpg.json")["predictions"]
+    assert aws.read_json(bucket, f"predictions/{bucket}/uploads/cat.jpg.json")["predictions"]
 
 
 def test_a_results_bucket_s3_refuses_for_good_is_not_retried(aws, bucket, registry):  # noqa: F811

@@ -34,7 +34,7 @@ def test_an_upload_is_tagged_and_its_answer_written_as_classify_would_answer(aws
     photo = cat_jpeg()
     outcome = handle_event(uploads_service, upload(aws, bucket, "uploads/my cat (1).jpg", photo), None)
     assert outcome["uploads"][0]["outcome"] == "classified"
-    written = aws.read_json(bucket, "predictions/uploads/my cat (1).jpg.json")
+    written = aws.read_json(bucket, f"predictions/{bucket}/uploads/my cat (1).jpg.json")
     status, http_answer = call(uploads_service, "POST", "/classify", photo, "image/jpeg", binary=True)
     assert status == 200 and http_answer["predictions"][0]["cached"] is True  # the upload computed it
     assert written["predictions"][0]["cached"] is False
@@ -64,7 +64,7 @@ def test_what_is_not_an_image_gets_its_error_tag_and_is_not_retried(aws, bucket,
     outcome = handle_event(uploads_service, upload(aws, bucket, "uploads/broken.jpg", data), None)  # no raise
     assert outcome["uploads"] == [{"key": "uploads/broken.jpg", "outcome": "refused", "error_code": code}]
     assert aws.tags(bucket, "uploads/broken.jpg") == {"error": code}
-    assert aws.read_json(bucket, "predictions/uploads/broken.jpg.json")["error"]["code"] == code
+    assert aws.read_json(bucket, f"predictions/{bucket}/uploads/broken.jpg.json")["error"]["code"] == code
 
 
 def test_an_object_over_the_body_limit_is_refused_unread_with_the_http_code(aws, bucket, registry):  # noqa: F811
@@ -91,8 +91,8 @@ def test_the_same_content_twice_is_answered_from_the_result_cache(aws, bucket, u
     handle_event(uploads_service, first, None)
     handle_event(uploads_service, upload(aws, bucket, "uploads/copy of a.jpg", photo), None)
     handle_event(uploads_service, first, None)  # Lambda delivering the same event again
-    assert aws.read_json(bucket, "predictions/uploads/copy of a.jpg.json")["predictions"][0]["cached"] is True
-    assert aws.read_json(bucket, "predictions/uploads/a.jpg.json")["predictions"][0]["cached"] is True
+    assert aws.read_json(bucket, f"predictions/{bucket}/uploads/copy of a.jpg.json")["predictions"][0]["cached"] is True
+    assert aws.read_json(bucket, f"predictions/{bucket}/uploads/a.jpg.json")["predictions"][0]["cached"] is True
     assert aws.tags(bucket, "uploads/a.jpg") == aws.tags(bucket, "uploads/copy of a.jpg")
 
 

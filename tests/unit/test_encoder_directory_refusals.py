@@ -84,3 +84,41 @@ def test_two_pooling_modes_at_once_are_refused(model_dir, tmp_path, capsys):
     edit_json(model_dir / "1_Pooling" / "config.json", lambda p: p.update(pooling_mode_cls_token=True))
     line = refusal(model_dir, tmp_path, capsys)
     assert "[unsupported_pooling]" in line and "mean + cls" in line
+
+
+def with_text(path: Path, change) -> None:
+    path.write_text(change(json.dumps(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("file", "change", "said"), [
+    ("config.json", lambda t: t[:-1] + ', "n": ' + "9" * 5000 + "}", "holds an integer longer than the 4,300 digits"),
+    ("config.json", lambda t: t[:-1] + ', "n": ' + "[" * 10_000 + "]" * 10_000 + "}", "more than 32 levels deep"),
+    ("config.json", lambda t: t[:-1] + ', "n": ' + "[" * 200 + "]" * 200 + "}", "more than 32 levels deep"),
+    ("config.json", lambda t: t.replace('"layer_norm_eps": 1e-12', '"layer_norm_eps": NaN'), "NaN is not a number"),
+    ("config.json", lambda t: t.replace('"vocab_size": 30522', '"vocab_size": Infinity'), "Infinity is not a number"),
+    ("config.json", lambda t: "[" + t + "]", "holds a JSON list: write one JSON object"),
+    ("config.json", lambda t: t[:-1], "not valid JSON"),
+    ("config.json", lambda t: t.replace('"type_vocab_size": 2', '"type_vocab_size": "two"'),
+     '"type_vocab_size" is "two", not a whole number'),
+    ("tokenizer.json", lambda t: t[:-1] + ', "n": ' + "{\"a\": " * 5000 + "1" + "}" * 5000 + "}",
+     "more than 32 levels deep"),
+    ("modules.json", lambda t: "9" * 5000, "holds an integer longer than the 4,300 digits"),
+    ("1_Pooling/config.json", lambda t: t.replace("true", "-Infinity", 1), "-Infinity is not a number"),
+])
+def test_a_hostile_or_broken_json_file_is_refused_in_one_line(model_dir, tmp_path, capsys, file, change, said):
+    with_text(model_dir / file, change)
+    line = refusal(model_dir, tmp_path, capsys)
+    assert "[bad_config]" in line and file in line and said in line, line
+
+
+def test_a_json_file_over_its_size_cap_is_refused_unread(model_dir, tmp_path, capsys):
+    with open(model_dir / "config.json", "r+b") as config:
+        config.truncate(17 * 1024 * 1024)  # sparse: the cap refuses it before a byte is read
+    line = refusal(model_dir, tmp_path, capsys)
+    assert "[bad_config]" in line and "is 17,825,792 bytes, over the 16,777,216 convert reads" in line
+
+
+def test_bytes_that_are_not_utf8_are_refused(model_dir, tmp_path, capsys):
+    (model_dir / "config.json").write_bytes(b'{"model_type": "\xff"}')
+    line = refusal(model_dir, tmp_path, capsys)
+    assert "[bad_config]" in line and "config.json: not valid JSON" in line
