@@ -130,3 +130,20 @@ def shortfall(metrics: dict) -> str | None:
     if not evidence or evidence["enough_samples"]:
         return None
     return too_few_text(metrics["samples"], evidence["threshold"])
+
+
+SHORT_NAMES = {"top1_agreement": "top-1", "label_set_agreement": "label sets", "cosine_pass_rate": "cosine ok",
+               "score_within_bound_rate": "scores in bound"}
+
+
+def intervals_cell(fidelity: dict | None) -> str:
+    """A report row's intervals in one cell: "top-1 99.1-100%; served top-1 92.6-100%, scores in bound 92.6-100%"."""
+    if not fidelity:
+        return "-"
+    parts = []
+    for prefix, metrics in (("", fidelity), ("served ", fidelity.get("served"))):
+        if not isinstance(metrics, dict) or not metrics.get("intervals"):
+            continue
+        parts.append(prefix + ", ".join(f"{SHORT_NAMES.get(key, key)} {value['low']:.1%}-{value['high']:.1%}"
+                                        for key, value in metrics["intervals"].items()))
+    return "; ".join(parts) or "-"
