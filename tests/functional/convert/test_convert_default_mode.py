@@ -1,0 +1,47 @@
+"""Without --quantization, the digits CNN's mode is chosen by measurement (every mode converted, gated and timed; the
+fastest that passes with margin served), and a verdict its 297 validation samples cannot support is named as such."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from convert.mode_choice import margin_problems
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_served_mode_is_the_fastest_with_margin_and_the_report_says_why(image_saved_model, tmp_path, run_convert):
+    out_dir = tmp_path / "digits"
+    code, out, err = run_convert(image_saved_model, out_dir)
+    assert code == 0, err
+    report = json.loads((out_dir / "report.json").read_text())
+    rows = {row["mode"]: row for row in report["rows"]}
+    assert list(rows) == ["float32", "float16", "dynamic", "mixed", "int8"]
+    chosen = report["choice"]["chosen"]
+    assert report["served_mode"] == chosen == json.loads((out_dir / "manifest.json").read_text())["quantization"]
+    assert rows[chosen]["passed"] and margin_problems(rows[chosen]["fidelity"]) == []
+    # 297 samples cannot show the 99% that float32 and float16 are held to, however they agree: no margin.
+    for mode in ("float32", "float16"):
+        assert "not enough samples: 297 samples cannot show >= 99.0% agreement at 95% confidence: give at least 381" \
+            in report["choice"]["others"][mode]
+    faster = [row for row in rows.values() if row["passed"] and not margin_problems(row["fidelity"])
+              and row["p50_ms"] < rows[chosen]["p50_ms"] / 1.1]
+    assert faster == []  # no mode with margin is clearly faster than the one served
+    interval = rows[chosen]["fidelity"]["intervals"]["top1_agreement"]
+    assert interval["samples"] == 297 and interval["low"] <= rows[chosen]["fidelity"]["top1_agreement"] <= \
+        interval["high"]
+    assert f"Served mode chosen by measurement: **{chosen}**" in out
+    assert f"Served mode chosen by measurement: **{chosen}**" in (out_dir / "report.md").read_text()
+
+
+def test_an_explicit_mode_whose_samples_are_too_few_is_written_with_a_warning(image_saved_model, tmp_path,
+                                                                                run_convert):
+    code, out, err = run_convert(image_saved_model, tmp_path / "digits", "--quantization", "float16")
+    assert code == 0, err
+    assert err.strip() == ("convert: warning: the float16 model's verdict rests on too few samples: 297 samples cannot "
+                           "show >= 99.0% agreement at 95% confidence: give at least 381 [not_enough_samples]")
+    row = json.loads((tmp_path / "digits" / "report.json").read_text())["rows"][0]
+    assert row["passed"] and row["shortfall"].startswith("297 samples cannot show")
+    assert "| not enough samples: 297 samples cannot show" in out
+    assert json.loads((tmp_path / "digits" / "report.json").read_text())["choice"] is None  # the user chose
