@@ -27,7 +27,7 @@ def test_the_fastest_mode_with_margin_is_chosen_and_the_others_say_why_not():
     assert choice.mode == "mixed"
     assert choice.others["dynamic"].startswith("passes, without margin: top1 agreement 95% CI lower bound 97.96%")
     assert choice.others["int8"] == "gate FAIL: agrees less"
-    assert choice.others["float16"].startswith("passes with margin")
+    assert choice.others["float16"] == "qualifies, p50 9.9 ms"
     assert list(choice.others) == ["float32", "float16", "dynamic", "int8"]  # least quantized first
     assert "**mixed**" in choice_text(choice.as_dict())
 
@@ -51,12 +51,18 @@ def test_tensor_and_cosine_errors_need_half_their_bounds():
     assert margin_problems(cosine) == ["min cosine 0.994000, less than halfway from 0.99 to 1"]
 
 
-def test_too_few_samples_leave_no_mode_with_margin_and_float32_is_served_saying_so():
+def test_too_few_samples_leave_no_quantized_mode_with_margin_and_float32_is_served():
     choice = choose([row("float32", 10.0, classifier(48, 48, 0.99)), row("dynamic", 5.0, classifier(48, 48, 0.98))])
-    assert choice.mode == "float32"
-    assert "no mode passes its gate with margin" in choice.reason
-    assert "48 samples cannot show >= 99.0% agreement at 95% confidence: give at least 381" in choice.reason
-    assert "give at least 189" in choice.others["dynamic"]
+    assert choice.mode == "float32" and choice.reason.startswith("the fastest qualifying mode (the unquantized")
+    assert choice.others["dynamic"] == ("passes, without margin: not enough samples: 48 samples cannot show >= 98.0% "
+                                        "agreement at 95% confidence: give at least 189; served: not enough samples: "
+                                        "48 samples cannot show >= 98.0% agreement at 95% confidence: give at least "
+                                        "189")
+
+
+def test_a_mode_that_qualifies_only_by_its_lower_threshold_must_still_beat_float32():
+    choice = choose([row("float32", 1.0, classifier(100, 100, 0.99)), row("int8", 2.4, classifier(100, 100, 0.95))])
+    assert choice.mode == "float32" and choice.others == {"int8": "qualifies, p50 2.4 ms"}
 
 
 def test_no_passing_mode_is_no_choice():

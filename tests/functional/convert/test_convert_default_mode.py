@@ -20,14 +20,15 @@ def test_the_served_mode_is_the_fastest_with_margin_and_the_report_says_why(imag
     assert list(rows) == ["float32", "float16", "dynamic", "mixed", "int8"]
     chosen = report["choice"]["chosen"]
     assert report["served_mode"] == chosen == json.loads((out_dir / "manifest.json").read_text())["quantization"]
-    assert rows[chosen]["passed"] and margin_problems(rows[chosen]["fidelity"]) == []
-    # 297 samples cannot show the 99% that float32 and float16 are held to, however they agree: no margin.
-    for mode in ("float32", "float16"):
-        assert "not enough samples: 297 samples cannot show >= 99.0% agreement at 95% confidence: give at least 381" \
-            in report["choice"]["others"][mode]
-    faster = [row for row in rows.values() if row["passed"] and not margin_problems(row["fidelity"])
-              and row["p50_ms"] < rows[chosen]["p50_ms"] / 1.1]
-    assert faster == []  # no mode with margin is clearly faster than the one served
+    qualified = {mode for mode, row in rows.items()
+                 if row["passed"] and (mode == "float32" or not margin_problems(row["fidelity"]))}
+    assert chosen in qualified
+    # 297 samples cannot show the 99% that float16 is held to, however they agree: it has no margin.
+    assert "not enough samples: 297 samples cannot show >= 99.0% agreement at 95% confidence: give at least 381" \
+        in report["choice"]["others"]["float16"]
+    assert "float16" not in qualified
+    faster = [mode for mode in qualified if rows[mode]["p50_ms"] < rows[chosen]["p50_ms"] / 1.1]
+    assert faster == []  # no qualifying mode is clearly faster than the one served
     interval = rows[chosen]["fidelity"]["intervals"]["top1_agreement"]
     assert interval["samples"] == 297 and interval["low"] <= rows[chosen]["fidelity"]["top1_agreement"] <= \
         interval["high"]
