@@ -41,6 +41,8 @@ from convert.tasks.base import Binding
 
 # Enough real inputs to measure agreement to a tenth of a percent while keeping the TF reference run short.
 MAX_VALIDATION_SAMPLES = 2000
+# Gate numbers report.json keeps and the manifest leaves out (convert/agreement_interval.py adds the last two).
+REPORT_ONLY = frozenset({"worst", "intervals", "evidence"})
 WEIGHTLESS_ADVICE = ("the converted model has no weights (it reads uninitialised variables): the SavedModel was "
                      "written with tf.saved_model.save(); export the Keras model with model.export(DIR)")
 
@@ -71,10 +73,11 @@ class ModeResult:
         return {**self.fidelity.metrics, "served": served}
 
     def as_manifest(self) -> dict:
-        """The metrics without the served gate's worst samples, which report.json keeps."""
-        metrics = self.metrics
-        if isinstance(metrics.get("served"), dict) and "worst" in metrics["served"]:
-            metrics = {**metrics, "served": {key: value for key, value in metrics["served"].items() if key != "worst"}}
+        """The metrics without what report.json alone keeps: the served gate's worst samples, the intervals and the
+        evidence of the verdict rule (REPORT_ONLY)."""
+        metrics = {key: value for key, value in self.metrics.items() if key not in REPORT_ONLY}
+        if isinstance(metrics.get("served"), dict):
+            metrics["served"] = {key: value for key, value in metrics["served"].items() if key not in REPORT_ONLY}
         return {**metrics, "passed": self.gate_error is None}
 
     @property
