@@ -7,6 +7,7 @@ import json
 import pytest
 
 from convert.mode_choice import margin_problems
+from convert.report_page import write_page
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +35,9 @@ def test_the_served_mode_is_the_fastest_with_margin_and_the_report_says_why(imag
         interval["high"]
     assert f"Served mode chosen by measurement: **{chosen}**" in out
     assert f"Served mode chosen by measurement: **{chosen}**" in (out_dir / "report.md").read_text()
+    page = write_page(out_dir).read_text()
+    assert f"<h2>How the served mode was chosen</h2><p><b>{chosen}</b>" in page
+    assert "<th>95% CI</th>" in page and "top-1 98.7%-100.0%" in page  # 297 of 297 agreeing, as float32 does
 
 
 def test_an_explicit_mode_whose_samples_are_too_few_is_written_with_a_warning(image_saved_model, tmp_path,
