@@ -1,5 +1,6 @@
 """The mode served when `convert` is given no --quantization: every mode converted, gated and timed, and the fastest
-one that passes its gate with margin chosen (docs/conversion.md, "How the default mode is chosen").
+that qualifies chosen (docs/conversion.md, "How the default mode is chosen"): float32 by passing its gate, a
+quantized mode by passing it with margin.
 
 With margin means, on the gate's own figures (and the served gate's, with raw samples):
 - every agreement figure a threshold applies to (top-1, label sets) has its 95% interval's lower bound at or above
