@@ -49,4 +49,6 @@ def test_an_explicit_mode_whose_samples_are_too_few_is_written_with_a_warning(im
     row = json.loads((tmp_path / "digits" / "report.json").read_text())["rows"][0]
     assert row["passed"] and row["shortfall"].startswith("297 samples cannot show")
     assert "| not enough samples: 297 samples cannot show" in out
+    assert '<span class="fail">not enough samples</span> 297 samples cannot show' in \
+        write_page(tmp_path / "digits").read_text()
     assert json.loads((tmp_path / "digits" / "report.json").read_text())["choice"] is None  # the user chose
