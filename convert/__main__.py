@@ -19,18 +19,16 @@ from pathlib import Path
 # Before anything imports TensorFlow: keep its C++ start-up chatter off the terminal.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from convert.agreement_interval import samples_needed  # noqa: E402
 from convert.errors import ConversionError  # noqa: E402
 from convert.fidelity.classification import SCORE_BOUNDS, THRESHOLDS  # noqa: E402
 from convert.fidelity.embedding import MEAN_COSINE, MIN_COSINE  # noqa: E402
 from convert.fidelity.tensor import TOLERANCES  # noqa: E402
-from convert.quantize import DEFAULT_MODE, MODES  # noqa: E402
+from convert.quantize import MODES  # noqa: E402
 from convert.sidecar import SIDECAR_FILE  # noqa: E402
 from convert.transformer.directory import is_encoder_directory  # noqa: E402
 
 EXIT_USER_ERROR = 2
-# A BERT-style encoder's dynamic-range (int8 weight) conversion misses the cosine gate (docs/conversion.md, minilm);
-# float16 weights pass it in every model tried, at half the size.
-ENCODER_DEFAULT_MODE = "float16"
 
 MODES_HELP = """quantization modes (threshold = lowest top-1 agreement with the SavedModel a classifier's gate
 accepts; a class the SavedModel scores within 0.001 of its own top-1 counts as agreeing):
@@ -55,11 +53,16 @@ served gate (raw samples + expected in the validation file): the same top-1 or l
 score an answer shows within {score_float32:g} (float32), {score_float16:g} (float16), {score_dynamic:g} (dynamic,
 mixed, int8) of expected's.
 
+agreement figures carry their 95% confidence interval; a verdict whose samples are too few for the threshold (e.g.
+fewer than {needed_99} for 99%) is "not enough samples": the model is written, with a warning on stderr naming the
+count. Without --quantization every mode is converted, gated and timed, and the fastest that passes its gate with
+margin is written (docs/conversion.md says what margin means).
+
 exit codes: 0 converted; 2 a problem with the input or the gate failed (one line on stderr says what to do).
 progress: on a terminal, each long step draws a count on stderr; nothing when stderr is not a terminal.
 details: docs/conversion.md
 publish a converted model to S3 for MODEL_SOURCE: python -m convert publish MODEL_DIR s3://BUCKET/PREFIX/""".format(
-    min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, **TOLERANCES,
+    min_cosine=MIN_COSINE, mean_cosine=MEAN_COSINE, needed_99=samples_needed(0.99), **TOLERANCES,
     **{f"score_{mode}": bound for mode, bound in SCORE_BOUNDS.items()})
 
 
@@ -75,9 +78,9 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                         help="where the converted model goes (created; an earlier conversion there is replaced, "
                              "except by --compare alone)")
     parser.add_argument("--quantization", choices=MODES,
-                        help=f"the mode to convert and write (default: {DEFAULT_MODE}; {ENCODER_DEFAULT_MODE} for a "
-                             "sentence-transformers directory, whose dynamic-range weights miss the cosine gate; with "
-                             "--compare, the model already in OUT_DIR is kept unless this is given)")
+                        help="the mode to convert and write (default: chosen by measurement: every mode is "
+                             "converted, gated and timed, and the fastest that passes its gate with margin is "
+                             "written; with --compare, the model already in OUT_DIR is kept unless this is given)")
     parser.add_argument("--representative", metavar="FILE.npz", type=Path,
                         help="inputs to calibrate int8 with: inputs_<role> arrays (inputs_<signature input name> for "
                              "task tensor), preprocessed, batch first (default: the sidecar's "
@@ -104,7 +107,8 @@ def build_parser(prog: str = "python -m convert") -> argparse.ArgumentParser:
                         help="convert, gate and time all five modes and put them side by side in the printed table "
                              "and OUT_DIR's report files. A model already in OUT_DIR stays byte-identical (only its "
                              "report files are rewritten) unless --quantization names the mode to write instead; "
-                             "an OUT_DIR without a model gets the default mode. No other mode is ever written")
+                             "an OUT_DIR without a model gets the mode chosen by measurement. No other mode is ever "
+                             "written")
     return parser
 
 
@@ -117,9 +121,8 @@ def convert(args: argparse.Namespace) -> None:
 
     source = args.saved_model_dir
     encoder = is_encoder_directory(source)
-    # No --quantization: the kind of model's default, or with --compare the model already in OUT_DIR (pipeline.run).
-    options = dict(mode=args.quantization, default_mode=ENCODER_DEFAULT_MODE if encoder else DEFAULT_MODE,
-                   representative_path=args.representative, compare=args.compare,
+    # No --quantization: the mode chosen by measurement, or with --compare the model already in OUT_DIR (pipeline.run).
+    options = dict(mode=args.quantization, representative_path=args.representative, compare=args.compare,
                    min_agreement=args.min_agreement, name=args.name)
     if encoder:
         convert_encoder_directory(args, options)

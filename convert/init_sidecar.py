@@ -30,15 +30,20 @@ def saved_model_facts(directory: Path) -> ModelFacts:
     return signature_facts(load_saved_model(directory), directory)
 
 
-def inferred(model: Path) -> tuple[Inference, Path]:
-    """The inference for MODEL, and the folder its files are read from."""
+def inferred(model: Path, custom_objects: Path | None = None) -> tuple[Inference, Path]:
+    """The inference for MODEL, and the folder its files are read from. `custom_objects`: the user's module of
+    custom layers and functions, imported before a .keras file is loaded, as convert's --custom-objects."""
     if model.suffix == ".keras":
         from convert.keras_file import _import_keras, _load, check_keras_path  # noqa: PLC0415
+        from convert.keras_loading import LoadOptions  # noqa: PLC0415
         from convert.sidecar_inference import keras_facts  # noqa: PLC0415
 
         check_keras_path(model)
-        facts = keras_facts(_load(model, _import_keras()))
+        facts = keras_facts(_load(model, _import_keras(), LoadOptions(custom_objects)))
         return infer(facts, model.parent, model.stem), model.parent
+    if custom_objects is not None:
+        raise ConversionError("bad_custom_objects", "--custom-objects is for .keras files: a SavedModel holds its "
+                              "graph and needs no Python code to load")
     return infer(saved_model_facts(model), model, model.resolve().name), model
 
 
@@ -49,13 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", metavar="SIDECAR.json", type=Path,
                         help="where to write it (default: sidecar.json beside the .keras file, or inside the "
                              "SavedModel directory)")
+    parser.add_argument("--custom-objects", metavar="MODULE.py", type=Path,
+                        help="for a .keras file: the Python module defining its custom layers and functions "
+                             "(e.g. a TextVectorization standardize), imported before the file is loaded; give "
+                             "convert the same module")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        inference, folder = inferred(args.model)
+        inference, folder = inferred(args.model, args.custom_objects)
         out = args.out or folder / SIDECAR_FILE
         if out.exists():
             raise ConversionError("sidecar_exists", f"{out} exists: review it, or pass --out OTHER.json")
@@ -71,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     for problem in inference.problems:
         print(f"  to fix: {problem}")
     if args.model.suffix == ".keras":
-        print(f"then: convert {args.model} OUT_DIR --sidecar {out}")
+        custom = f" --custom-objects {args.custom_objects}" if args.custom_objects is not None else ""
+        print(f"then: convert {args.model} OUT_DIR --sidecar {out}{custom}")
     return 0
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import inference_mode, manifest, mixed_precision, quantize, report, report_samples
+from convert import agreement_interval, inference_mode, manifest, mixed_precision, mode_choice, quantize, report, \
+    report_samples
 from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
@@ -39,6 +41,8 @@ from convert.tasks.base import Binding
 
 # Enough real inputs to measure agreement to a tenth of a percent while keeping the TF reference run short.
 MAX_VALIDATION_SAMPLES = 2000
+# Gate numbers report.json keeps and the manifest leaves out (convert/agreement_interval.py adds the last two).
+REPORT_ONLY = frozenset({"worst", "intervals", "evidence"})
 WEIGHTLESS_ADVICE = ("the converted model has no weights (it reads uninitialised variables): the SavedModel was "
                      "written with tf.saved_model.save(); export the Keras model with model.export(DIR)")
 
@@ -69,11 +73,19 @@ class ModeResult:
         return {**self.fidelity.metrics, "served": served}
 
     def as_manifest(self) -> dict:
-        """The metrics without the served gate's worst samples, which report.json keeps."""
-        metrics = self.metrics
-        if isinstance(metrics.get("served"), dict) and "worst" in metrics["served"]:
-            metrics = {**metrics, "served": {key: value for key, value in metrics["served"].items() if key != "worst"}}
+        """The metrics without what report.json alone keeps: the served gate's worst samples, the intervals and the
+        evidence of the verdict rule (REPORT_ONLY)."""
+        metrics = {key: value for key, value in self.metrics.items() if key not in REPORT_ONLY}
+        if isinstance(metrics.get("served"), dict):
+            metrics["served"] = {key: value for key, value in metrics["served"].items() if key not in REPORT_ONLY}
         return {**metrics, "passed": self.gate_error is None}
+
+    @property
+    def shortfall(self) -> str | None:
+        """The verdict rule's "not enough samples" (convert/agreement_interval.py), tensor gate or served gate."""
+        served = None if self.served is None else agreement_interval.shortfall(self.served.metrics)
+        tensor = agreement_interval.shortfall(self.fidelity.metrics)
+        return "; ".join(f"{where}{text}" for where, text in (("", tensor), ("raw samples: ", served)) if text) or None
 
 
 class ConversionJob:
@@ -327,9 +339,11 @@ class ConversionJob:
                                   "SavedModel's: export the Keras model with model.export(DIR)")
         outputs = converted_outputs(model, self.validation, mode)
         result = self.gate.judge(self.reference, outputs, self.validation, mode)
+        agreement_interval.annotate(result.metrics)
         served = None
         if self.served_gate is not None:
             served = self.float32_served if mode == "float32" else self.served_gate.judge(content, model, mode)
+            agreement_interval.annotate(served.metrics, served.per_sample)
         outcome = ModeResult(mode, content, model, result, served, self.serves_raw_inputs,
                              self.mixed.float_layers if mode == "mixed" else None, outputs)
         summary = result.summary + (f", {served.summary}" if served else "")
@@ -344,7 +358,7 @@ def _row(result: ModeResult, latency: Latency, float32_size: int) -> report.Repo
     return report.ReportRow(
         mode=result.mode, passed=error is None, size_bytes=size, size_ratio_vs_float32=round(size / float32_size, 4),
         fidelity=result.metrics, mean_ms=latency.mean_ms, p50_ms=latency.p50_ms, p99_ms=latency.p99_ms,
-        latency_runs=latency.runs, error=None if error is None else error.message,
+        latency_runs=latency.runs, error=None if error is None else error.message, shortfall=result.shortfall,
         float32_layers=None if result.float_layers is None else list(result.float_layers))
 
 
@@ -368,7 +382,7 @@ def _convert_modes(job: ConversionJob,
     return results, failures
 
 
-def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult],
+def _report(job: ConversionJob, served_mode: str | None, results: dict[str, ModeResult],
             failures: dict[str, ConversionError]) -> report.Report:
     job.stage(f"timing {', '.join(results)} in LiteRT (1 thread, batch 1)")
     latencies = measure_latencies({mode: result.content for mode, result in results.items()}, job.validation.one(0))
@@ -389,34 +403,58 @@ def _report(job: ConversionJob, served_mode: str, results: dict[str, ModeResult]
     return conversion_report
 
 
+def _choose(job: ConversionJob, conversion_report: report.Report, results: dict[str, ModeResult],
+            failures: dict[str, ConversionError]) -> str:
+    """No --quantization: the mode convert/mode_choice.py picks from the measured rows, recorded in the report; when
+    no mode passes, the float32 conversion's refusal (else the first mode's)."""
+    choice = mode_choice.choose(conversion_report.rows)
+    if choice.mode is None:
+        errors = [results[mode].gate_error if mode in results else failures[mode]
+                  for mode in quantize.MODES if mode in results or mode in failures]
+        raise errors[0]
+    conversion_report.served_mode = choice.mode
+    conversion_report.choice = choice.as_dict()
+    job.stage(f"chose {choice.mode}: {choice.reason}")
+    return choice.mode
+
+
+def warn(message: str) -> None:
+    """A verdict the user must know about before serving, on stderr (the model is still written)."""
+    print(f"convert: warning: {message}", file=sys.stderr)
+
+
 def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         representative_path: Path | None = None, compare: bool = False,
         log: Callable[[str], None] = print, min_agreement: float | None = None,
-        source: Path | None = None, name: str | None = None,
-        default_mode: str = quantize.DEFAULT_MODE, settle_preprocessing: bool = False) -> report.Report:
-    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (default: `default_mode`) and, with compare, measure every
-    mode. compare without a mode leaves a model already in OUT_DIR as it is and rewrites only its report.
-    `source`: the file the SavedModel was exported from (a .keras file), named in the report instead."""
+        source: Path | None = None, name: str | None = None, settle_preprocessing: bool = False) -> report.Report:
+    """Convert SAVED_MODEL_DIR into OUT_DIR in `mode` (default: the mode chosen by measurement, convert/mode_choice.py)
+    and, with compare, measure every mode. compare without a mode leaves a model already in OUT_DIR as it is and
+    rewrites only its report. `source`: the file the SavedModel was exported from (a .keras file), named in the
+    report instead."""
     if mode is not None and mode not in quantize.MODES:
         raise ConversionError("bad_mode", f"unknown quantization {mode!r}: choose one of {', '.join(quantize.MODES)}")
     check_replaceable(out_dir)
     kept_mode = served_mode_in(out_dir) if compare and mode is None else None
-    mode = kept_mode or mode or default_mode
+    mode = kept_mode or mode  # None: chosen by measurement among every mode
     if min_agreement is not None and not 0.0 < min_agreement <= 1.0:
         raise ConversionError("bad_min_agreement", f"--min-agreement must be a fraction in (0, 1], not {min_agreement}")
     if name is not None:
         served_name(name)
     job = ConversionJob(saved_model_dir, representative_path, log, min_agreement, source, name, settle_preprocessing)
-    modes = quantize.MODES if compare else (mode,)
+    modes = quantize.MODES if compare or mode is None else (mode,)
     job.check_samples(modes)
     job.float32_probe  # noqa: B018  (before any mode-specific conversion: the same advice in every mode)
     job.float32_served  # noqa: B018  (a preprocessing mismatch is refused before any other mode is converted)
     results, failures = _convert_modes(job, modes)
-    if not compare and results[mode].gate_error is not None:
+    if not compare and mode is not None and results[mode].gate_error is not None:
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
     conversion_report = _report(job, mode, results, failures)
     conversion_report.model_kept = kept_mode is not None
+    if mode is None:
+        mode = _choose(job, conversion_report, results, failures)
     log(report.markdown_table(conversion_report))
+    if conversion_report.choice is not None:
+        log(mode_choice.choice_text(conversion_report.choice))
     if kept_mode is not None:
         _write_comparison(job, out_dir, conversion_report, report_samples.collect(job, mode, results))
         return conversion_report
@@ -425,6 +463,8 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
     served = results[mode]
     if served.gate_error is not None:
         raise served.gate_error
+    if served.shortfall is not None:
+        warn(f"the {mode} model's verdict rests on too few samples: {served.shortfall} [not_enough_samples]")
     samples = report_samples.collect(job, mode, results)
     with progress().step("input bounds"):
         bounds = input_bounds(served.content)

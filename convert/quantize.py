@@ -14,7 +14,6 @@ from convert.saved_model_inspect import SIGNATURE
 
 # mixed is not a converter setting: convert/mixed_precision.py rewrites the float32 model's weights.
 MODES = ("float32", "float16", "dynamic", "mixed", "int8")
-DEFAULT_MODE = "dynamic"
 # Flex op names that come from text handling inside the model (TextVectorization, lookups, ragged splits).
 STRING_OP_MARKERS = ("String", "Regex", "Lookup", "Ragged", "Unicode")
 # The scope of the op that failed, in the converter's location text: "functional_1/lstm_1/TensorArrayV2_1@..." names

@@ -7,7 +7,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from convert.agreement_interval import intervals_cell
 from convert.fidelity.base import Column
+from convert.mode_choice import choice_text
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -26,6 +28,7 @@ class ReportRow:
     latency_runs: int | None = None
     error: str | None = None
     float32_layers: list[str] | None = None  # mixed: the fully connected layers it keeps in float32
+    shortfall: str | None = None  # the verdict "not enough samples": why (convert/agreement_interval.py)
 
 
 @dataclass
@@ -33,12 +36,13 @@ class Report:
     name: str
     task: str | None
     saved_model: str
-    served_mode: str
+    served_mode: str | None  # None only until the mode is chosen by measurement
     samples: dict  # {"source": file name or "generated", "count": N}
     converter: str
     columns: tuple[Column, ...] = ()  # the gate's columns; not saved, the rows' fidelity dicts carry the numbers
     rows: list[ReportRow] = field(default_factory=list)
     model_kept: bool = False  # --compare without --quantization: the model already in OUT_DIR was left as it was
+    choice: dict | None = None  # no --quantization: how the served mode was chosen (convert/mode_choice.py)
 
     def as_dict(self) -> dict:
         fields = asdict(self)
@@ -64,16 +68,23 @@ def format_ms(value: float | None) -> str:
 
 def markdown_table(report: Report) -> str:
     headers = ["mode", "size", "vs float32", *(column.header for column in report.columns),
-               "mean invoke", "p50 invoke", "p99 invoke", "gate"]
+               "95% CI", "mean invoke", "p50 invoke", "p99 invoke", "gate"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in report.rows:
         mode = f"**{row.mode}** (served)" if row.mode == report.served_mode else row.mode
         fidelity = [column.cell(row.fidelity) if row.fidelity is not None else "-" for column in report.columns]
-        gate = "pass" if row.passed else f"FAIL: {row.error}"
+        gate = verdict(row)
         cells = [mode, _size(row.size_bytes), _number(row.size_ratio_vs_float32, ".2f"), *fidelity,
+                 intervals_cell(row.fidelity),
                  format_ms(row.mean_ms), format_ms(row.p50_ms), format_ms(row.p99_ms), gate]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def verdict(row: ReportRow) -> str:
+    if not row.passed:
+        return f"FAIL: {row.error}"
+    return f"not enough samples: {row.shortfall}" if row.shortfall else "pass"
 
 
 def markdown(report: Report) -> str:
@@ -83,7 +94,8 @@ def markdown(report: Report) -> str:
             f"{report.samples['count']} from {report.samples['source']}. Latency: LiteRT, 1 thread, batch 1, "
             "warmed up." + (f" The {report.served_mode} model that was in the directory was kept as it was; "
                              "the other rows were measured and discarded." if report.model_kept else "")
-            + "\n\n" + markdown_table(report))
+            + "\n\n" + markdown_table(report)
+            + ("\n" + choice_text(report.choice) if report.choice else ""))
 
 
 def write_report(directory: Path, report: Report) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from convert.agreement_interval import intervals_cell
 from convert.report_samples import ReportSamples, read
 from convert.report_svg import bar, scatter
 
@@ -28,7 +29,8 @@ EXIT_USER_ERROR = 2
 THUMBNAIL_MIN_WIDTH = 64  # CSS pixels: an 8x8 digit is drawn 8x larger, pixelated
 DIM = 64  # a thumbnail whose brightest pixel is below this is shown contrast-stretched (say 0..16 digits)
 # Gate numbers that are settings or counts, not measures: the table leaves them out.
-BOOKKEEPING = {"samples", "threshold", "thresholds", "decision_threshold", "passed", "checked"}
+BOOKKEEPING = {"samples", "threshold", "thresholds", "decision_threshold", "passed", "checked", "intervals",
+               "evidence"}  # the intervals have their own column (convert/agreement_interval.py)
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}
@@ -110,18 +112,22 @@ def modes_table(report: dict) -> str:
     largest = max([row.get("size_bytes") or 0 for row in rows] + [1])
     slowest = max([row.get("p50_ms") or 0 for row in rows] + [1e-9])
     head = "".join(f"<th>{escape(name)}</th>" for name in ["mode", "gate", "size", "vs float32", *columns,
-                                                          "p50 invoke", "mean", "p99"])
+                                                          "95% CI", "p50 invoke", "mean", "p99"])
     body = []
     for row, cells in zip(rows, metrics):
         served = row.get("mode") == report.get("served_mode")
         gate = ('<span class="pass">pass</span>' if row.get("passed") else
                 f'<span class="fail">FAIL</span> {escape(str(row.get("error") or ""))}')
+        if row.get("passed") and row.get("shortfall"):
+            gate = f'<span class="fail">not enough samples</span> {escape(str(row["shortfall"]))}'
+
         size, p50 = row.get("size_bytes"), row.get("p50_ms")
         ratio = row.get("size_ratio_vs_float32")
         values = [escape(str(row.get("mode"))) + (" (served)" if served else ""), gate,
                   bar((size or 0) / largest, _size(size)) if size else "-",
                   f"{ratio:.2f}" if isinstance(ratio, (int, float)) else "-",
                   *(escape(cells.get(name, "-")) for name in columns),
+                  escape(intervals_cell(_dict(row.get("fidelity")))),
                   bar((p50 or 0) / slowest, _ms(p50)) if p50 else "-", _ms(row.get("mean_ms")), _ms(row.get("p99_ms"))]
         cls = ' class="served"' if served else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{value}</td>" for value in values) + "</tr>")
@@ -248,7 +254,18 @@ def page(report: dict, samples: ReportSamples | None) -> str:
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conversion report: {name}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{STYLE}</style></head>"
             f"<body><h1>Conversion report: {name}</h1><p class=\"meta\">{meta}</p><h2>Modes</h2>"
-            f"<p>{timing}</p>{modes_table(report)}{samples_sections(samples)}</body></html>\n")
+            f"<p>{timing}</p>{modes_table(report)}{choice_section(report)}{samples_sections(samples)}</body></html>\n")
+
+
+def choice_section(report: dict) -> str:
+    """No --quantization: how the served mode was chosen, each other mode with why it was not."""
+    choice = _dict(report.get("choice"))
+    if not choice:
+        return ""
+    others = "".join(f"<li>{escape(str(mode))}: {escape(str(why))}</li>"
+                     for mode, why in _dict(choice.get("others")).items())
+    return (f"<h2>How the served mode was chosen</h2><p><b>{escape(str(choice.get('chosen')))}</b>: "
+            f"{escape(str(choice.get('reason')))}.</p><ul>{others}</ul>")
 
 
 def write_page(model_dir: Path, output: Path | None = None) -> Path:

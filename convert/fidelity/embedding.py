@@ -49,7 +49,8 @@ class CosineGate:
         cosines = cosine_similarities(wanted, got)
         lowest, mean = float(cosines.min()), float(cosines.mean())
         metrics.update(min_cosine=rounded(lowest), mean_cosine=rounded(mean),
-                       max_abs_diff=rounded(np.max(np.abs(got - wanted))))
+                       max_abs_diff=rounded(np.max(np.abs(got - wanted))),
+                       cosine_pass_rate=rounded(np.mean(cosines >= MIN_COSINE)))  # its interval: agreement_interval
         summary = f"cosine min {lowest:.5f}, mean {mean:.5f}"
         # Compare the rounded numbers the manifest records, so that a reader can check the verdict from them.
         short = []

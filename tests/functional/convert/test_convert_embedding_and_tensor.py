@@ -46,12 +46,16 @@ def test_text_embedding_compare_shows_cosine_for_every_mode(embedding_saved_mode
     code, out, err = run_convert(embedding_saved_model, tmp_path / "embedding", "--compare")
     assert code == 0, err
     print(out)  # the table, for the record (pytest -s)
-    rows = json.loads((tmp_path / "embedding" / "report.json").read_text())["rows"]
+    report = json.loads((tmp_path / "embedding" / "report.json").read_text())
+    rows = report["rows"]
     assert [row["mode"] for row in rows] == ["float32", "float16", "dynamic", "mixed", "int8"]
     for row in rows:
         assert set(row["fidelity"]) >= {"min_cosine", "mean_cosine", "max_abs_diff"}
+        assert row["fidelity"]["intervals"]["cosine_pass_rate"]["samples"] == 200
     assert rows[0]["fidelity"]["min_cosine"] > 0.99999
-    assert "| **dynamic** (served)" in out
+    # No model in OUT_DIR and no --quantization: the mode chosen by measurement is written and marked served.
+    assert report["served_mode"] == report["choice"]["chosen"] != "int8"  # int8 fails the cosine gate here
+    assert f"| **{report['served_mode']}** (served)" in out
 
 
 def test_tensor_manifest_serves_every_input_and_output(tensor_saved_model, tmp_path, run_convert):

@@ -125,3 +125,18 @@ def test_the_tutorial_model_converts_with_its_module_and_answers_as_predict(tuto
         assert prediction["label"] == ("positive" if probability > 0.5 else "negative")
         chosen = probability if probability > 0.5 else 1.0 - probability
         assert abs(prediction["score"] - float(chosen)) <= SCORE_BOUNDS[MODE]
+
+
+def test_init_takes_the_module_as_convert_does(tutorial_folder, tmp_path, capsys):
+    from convert.init_sidecar import main
+
+    folder, _, _ = tutorial_folder
+    assert main([str(folder / "reviews.keras"), "--out", str(tmp_path / "refused.json")]) == 2
+    assert "pass the module that defines it with --custom-objects" in capsys.readouterr().err
+    assert not (tmp_path / "refused.json").exists()
+    assert main([str(folder / "reviews.keras"), "--out", str(tmp_path / "reviews.json"),
+                 "--custom-objects", str(folder / "my_module.py")]) == 0
+    out = capsys.readouterr().out
+    sidecar = json.loads((tmp_path / "reviews.json").read_text())
+    assert sidecar["task"] == "text_classification" and sidecar["labels"] == ["negative", "positive"]
+    assert f"--custom-objects {folder / 'my_module.py'}" in out  # the convert command it suggests takes it too
