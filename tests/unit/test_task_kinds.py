@@ -24,6 +24,7 @@ def test_a_kind_without_a_default_uses_the_text_default_as_before():
 
 def test_the_kinds_are_the_task_classes_that_name_one_found_in_the_package():
     """No list to extend: a new kind is one more module in function/tasks/ (a base class such as TextTask is none)."""
-    assert list(TASKS) == ["image_classification", "tensor", "text_classification", "text_embedding"]
-    assert {task.__name__ for task in TASKS.values()} == {"ImageClassification", "TensorTask", "TextClassification",
-                                                          "TextEmbedding"}
+    assert list(TASKS) == ["image_classification", "image_regression", "tensor", "text_classification",
+                           "text_embedding"]
+    assert {task.__name__ for task in TASKS.values()} == {"ImageClassification", "ImageRegression", "TensorTask",
+                                                          "TextClassification", "TextEmbedding"}
