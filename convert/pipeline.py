@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import inference_mode, manifest, mixed_precision, quantize, report, report_samples
+from convert import (inference_mode, manifest, mixed_precision, quantize, report, report_samples, runtime_measure,
+                     runtime_report)
 from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
@@ -415,7 +416,13 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
         raise results[mode].gate_error  # fail before spending time on timing a model that will not be written
     conversion_report = _report(job, mode, results, failures)
     conversion_report.model_kept = kept_mode is not None
+    if compare:
+        job.stage(f"serving {', '.join(results)} with the function in fresh processes (cold start, first invoke, "
+                  "warm at 1 and 2 threads, peak RSS)")
+        conversion_report.runtime = runtime_measure.compare_runtime(job, results)
     log(report.markdown_table(conversion_report))
+    if conversion_report.runtime is not None:
+        log(runtime_report.markdown(conversion_report.runtime))
     if kept_mode is not None:
         _write_comparison(job, out_dir, conversion_report, report_samples.collect(job, mode, results))
         return conversion_report

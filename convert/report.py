@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from convert import runtime_report
 from convert.fidelity.base import Column
 
 REPORT_JSON = "report.json"
@@ -39,6 +40,7 @@ class Report:
     columns: tuple[Column, ...] = ()  # the gate's columns; not saved, the rows' fidelity dicts carry the numbers
     rows: list[ReportRow] = field(default_factory=list)
     model_kept: bool = False  # --compare without --quantization: the model already in OUT_DIR was left as it was
+    runtime: dict | None = None  # --compare: each mode served by the function, and the memory advice
 
     def as_dict(self) -> dict:
         fields = asdict(self)
@@ -83,7 +85,8 @@ def markdown(report: Report) -> str:
             f"{report.samples['count']} from {report.samples['source']}. Latency: LiteRT, 1 thread, batch 1, "
             "warmed up." + (f" The {report.served_mode} model that was in the directory was kept as it was; "
                              "the other rows were measured and discarded." if report.model_kept else "")
-            + "\n\n" + markdown_table(report))
+            + "\n\n" + markdown_table(report)
+            + ("" if report.runtime is None else "\n" + runtime_report.markdown(report.runtime)))
 
 
 def write_report(directory: Path, report: Report) -> None:
