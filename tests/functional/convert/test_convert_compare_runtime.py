@@ -12,6 +12,7 @@ MODES = ["float32", "float16", "dynamic", "mixed", "int8"]
 
 def test_compare_measures_each_mode_served_and_recommends_a_memory_size(image_saved_model, tmp_path, run_convert):
     out_dir = tmp_path / "digits"
+    # `python -m convert MODEL OUT_DIR --compare`, as docs/deploy.md ("Memory and threads") and docs/conversion.md
     code, out, err = run_convert(image_saved_model, out_dir, "--compare")
     assert code == 0, err
     block = json.loads((out_dir / "report.json").read_text())["runtime"]
