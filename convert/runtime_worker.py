@@ -30,7 +30,8 @@ def peak_rss_mb() -> float:
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # no /proc (macOS): bytes there, KB on Linux
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
 def measure(name: str, inputs_path: str, started: float) -> dict:
