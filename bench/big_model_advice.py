@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench import big_models
 from bench.paths import REPO_ROOT
-from bench.report import table
+from bench.report import table, verdict
 
 TIMEOUT_SECONDS = 3600  # a BERT-base-sized --compare: five conversions, 72 layers ranked for mixed, 11 processes
 
@@ -63,6 +63,16 @@ def advice_rows(found: dict[str, tuple[dict | None, str, float]]) -> list[list[s
 def advice_table(found: dict[str, tuple[dict | None, str, float]]) -> str:
     return table(["model", "mode", "memory", "threads", "warm request at that size, ms", "cold start, s",
                   "peak RSS, MB", "$ per million warm requests", "--compare took, s"], advice_rows(found))
+
+
+def advice_part(found: dict[str, tuple[dict | None, str, float]]) -> tuple[str, list[str]]:
+    """Section 18's sub-section (heading, what it is, the table) and one verdict per model: a mode and size named."""
+    markdown = (f"\n### What `convert --compare` recommends\n\n{__doc__.split(chr(10) * 2)[0]}\n\n"
+                + advice_table(found) + "\n")
+    verdicts = [verdict(bool(((block or {}).get("recommendation") or {}).get("mode")),
+                        f"{name}: convert --compare names a mode and a memory size" + (f" ({why})" if why else ""))
+                for name, (block, why, _) in found.items()]
+    return markdown, verdicts
 
 
 def recommendations(models: tuple[str, ...]) -> dict[str, tuple[dict | None, str, float]]:

@@ -149,13 +149,9 @@ def measured_section(rounds: int, models: tuple[str, ...] = big_models.MODELS) -
     for model in models:
         markdown += f"\n### {model}\n\n" + model_table(samples, model) + "\n"
     advised = big_model_advice.recommendations(models)  # after the timed runs: its conversions never overlap them
-    markdown += (f"\n### What `convert --compare` recommends\n\n{big_model_advice.__doc__.split(chr(10) * 2)[0]}\n\n"
-                 + big_model_advice.advice_table(advised) + "\n")
-    found = verdicts(samples, models) + [
-        verdict(bool(((block or {}).get("recommendation") or {}).get("mode")), f"{model}: convert --compare names "
-                f"a mode and a memory size{'' if block else f' ({why})'}")
-        for model, (block, why, _) in advised.items()]
-    return SectionResult(NUMBER, TITLE, markdown, verdicts=found)
+    advice_markdown, advice_verdicts = big_model_advice.advice_part(advised)
+    return SectionResult(NUMBER, TITLE, markdown + advice_markdown,
+                         verdicts=verdicts(samples, models) + advice_verdicts)
 
 
 def run(context) -> SectionResult:
