@@ -47,7 +47,10 @@ def run_worker(model_parent: Path, name: str, inputs_file: Path, threads: int) -
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise ConversionError("runtime_measure_failed", f"the function could not serve the {model_parent.name} model "
                               f"in a fresh process ({last}): convert again, or drop --compare")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    if measured["tensorflow_imported"]:  # the function never imports it: its numbers would not be a Lambda's
+        raise RuntimeError(f"serving the {model_parent.name} model imported TensorFlow")
+    return measured
 
 
 def write_mode_dir(job, result, parent: Path) -> Path:
