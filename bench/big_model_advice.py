@@ -4,6 +4,8 @@ measured as the cheapest warm request (convert/memory_advice.py), with the numbe
 Each model's SavedModel (bench/big_models.py) goes through `convert --compare` into BIG_DIR/<name>-compare (its
 default-mode model and report files; the float32 model the section serves is left alone), in the dev venv, after
 the section's timed runs so that the conversions never overlap them. The section's table reads each report.json.
+It adds minutes to the section: 8 for ResNet50 and 16 for the BERT-base-sized encoder on 2 cores at load average
+8-12 (int8 has no calibration inputs there and fails; mixed ranks the encoder's 72 fully connected layers).
 
 `python -m bench.big_model_advice [MODEL ...]` runs it alone and prints the table.
 """
