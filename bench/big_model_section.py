@@ -11,7 +11,9 @@ on the Lambda runtime's (requirements.txt only), ONNX Runtime and TensorFlow on 
 to the first answer (import, load, first call), first call its own time, warm the median of batch-1 and batch-8
 calls, peak RSS the process's. Each round runs every configuration once, the order rotating by one each round; the
 cells are medians over the rounds. The ratios are the ones the issue's targets read: 2 threads over 1, the function
-over LiteRT alone at the same threads, the first call over a warm one, ONNX Runtime over the function.
+over LiteRT alone at the same threads, the first call over a warm one, ONNX Runtime over the function. Then
+`convert --compare` runs on each model and names the mode and Lambda memory size it recommends
+(bench/big_model_advice.py).
 
 `python -m bench.big_model_section [--rounds N] [--model resnet50]` runs it alone and prints it.
 """
@@ -25,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from bench import big_models, venvs
+from bench import big_model_advice, big_models, venvs
 from bench.paths import REPO_ROOT
 from bench.report import SectionResult, table, verdict
 
@@ -146,7 +148,10 @@ def measured_section(rounds: int, models: tuple[str, ...] = big_models.MODELS) -
     markdown += "".join(f"\nONNX Runtime on {model} not measured: {why}.\n" for model, why in skipped.items())
     for model in models:
         markdown += f"\n### {model}\n\n" + model_table(samples, model) + "\n"
-    return SectionResult(NUMBER, TITLE, markdown, verdicts=verdicts(samples, models))
+    advised = big_model_advice.recommendations(models)  # after the timed runs: its conversions never overlap them
+    advice_markdown, advice_verdicts = big_model_advice.advice_part(advised)
+    return SectionResult(NUMBER, TITLE, markdown + advice_markdown,
+                         verdicts=verdicts(samples, models) + advice_verdicts)
 
 
 def run(context) -> SectionResult:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from convert import agreement_interval, inference_mode, manifest, mixed_precision, mode_choice, quantize, report, \
-    report_samples
+from convert import (agreement_interval, inference_mode, manifest, mixed_precision, mode_choice, quantize, report,
+                     report_samples, runtime_measure, runtime_report)
 from convert.errors import ConversionError
 from convert.function_check import verify_with_function
 from convert.fidelity.base import Gate, GateResult
@@ -452,9 +452,15 @@ def run(saved_model_dir: Path, out_dir: Path, mode: str | None = None,
     conversion_report.model_kept = kept_mode is not None
     if mode is None:
         mode = _choose(job, conversion_report, results, failures)
+    if compare:
+        job.stage(f"serving {', '.join(results)} with the function in fresh processes (cold start, first invoke, "
+                  "warm at 1 and 2 threads, peak RSS)")
+        conversion_report.runtime = runtime_measure.compare_runtime(job, results)
     log(report.markdown_table(conversion_report))
     if conversion_report.choice is not None:
         log(mode_choice.choice_text(conversion_report.choice))
+    if conversion_report.runtime is not None:
+        log(runtime_report.markdown(conversion_report.runtime))
     if kept_mode is not None:
         _write_comparison(job, out_dir, conversion_report, report_samples.collect(job, mode, results))
         return conversion_report

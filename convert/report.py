@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from convert import runtime_report
 from convert.agreement_interval import intervals_cell
 from convert.fidelity.base import Column
 from convert.mode_choice import choice_text
@@ -43,6 +44,7 @@ class Report:
     rows: list[ReportRow] = field(default_factory=list)
     model_kept: bool = False  # --compare without --quantization: the model already in OUT_DIR was left as it was
     choice: dict | None = None  # no --quantization: how the served mode was chosen (convert/mode_choice.py)
+    runtime: dict | None = None  # --compare: each mode served by the function, and the memory advice
 
     def as_dict(self) -> dict:
         fields = asdict(self)
@@ -95,7 +97,8 @@ def markdown(report: Report) -> str:
             "warmed up." + (f" The {report.served_mode} model that was in the directory was kept as it was; "
                              "the other rows were measured and discarded." if report.model_kept else "")
             + "\n\n" + markdown_table(report)
-            + ("\n" + choice_text(report.choice) if report.choice else ""))
+            + ("\n" + choice_text(report.choice) if report.choice else "")
+            + ("" if report.runtime is None else "\n" + runtime_report.markdown(report.runtime)))
 
 
 def write_report(directory: Path, report: Report) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from convert import runtime_report
 from convert.agreement_interval import intervals_cell
 from convert.report_samples import ReportSamples, read
 from convert.report_svg import bar, scatter
@@ -254,7 +255,8 @@ def page(report: dict, samples: ReportSamples | None) -> str:
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conversion report: {name}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{STYLE}</style></head>"
             f"<body><h1>Conversion report: {name}</h1><p class=\"meta\">{meta}</p><h2>Modes</h2>"
-            f"<p>{timing}</p>{modes_table(report)}{choice_section(report)}{samples_sections(samples)}</body></html>\n")
+            f"<p>{timing}</p>{modes_table(report)}{choice_section(report)}{runtime_report.html(report.get('runtime'))}"
+            f"{samples_sections(samples)}</body></html>\n")
 
 
 def choice_section(report: dict) -> str:

@@ -58,3 +58,21 @@ def test_the_thread_line_feeds_each_model_its_own_dtypes_and_tokens(demo_models)
         "input_ids": ((1, 16), "i"), "attention_mask": ((1, 16), "i")}
     image = batch_of_one(load_manifest(demo_models / "efficientnet_lite0"), 16)
     assert image["image"].shape == (1, 224, 224, 3) and image["image"].dtype == np.float32
+
+
+def test_the_compare_table_names_each_models_mode_and_memory():
+    from bench.big_model_advice import advice_part, advice_table  # noqa: PLC0415
+    from convert.memory_advice import ModeRuntime, advise  # noqa: PLC0415
+    from convert.runtime_report import section as runtime_section  # noqa: PLC0415
+
+    measured = [ModeRuntime("float32", True, 1.2, 180.0, 175.0, 80.0, 260.0, True),
+                ModeRuntime("dynamic", False, 0.5, 400.0, 120.0, 70.0, 105.0, False)]  # failed its gate
+    block = runtime_section(measured, advise(measured), "x86_64")
+    rows = advice_table({"resnet50": (block, "", 300.0), "bert_base": (None, "convert --compare exited 2", 900.0)})
+    resnet = next(row for row in rows.splitlines() if row.startswith("| resnet50 |"))
+    assert resnet.startswith("| resnet50 | float32 | 3,008 MB | 2 | 94.1 | 1.20 | 260 |")
+    assert "| bert_base | - |" in rows and "convert --compare exited 2" in rows
+    markdown, verdicts = advice_part({"resnet50": (block, "", 300.0), "bert_base": (None, "it timed out", 900.0)})
+    assert markdown.startswith("\n### What `convert --compare` recommends\n\nWhat `python -m convert --compare`")
+    assert verdicts == ["met: resnet50: convert --compare names a mode and a memory size",
+                        "**missed**: bert_base: convert --compare names a mode and a memory size (it timed out)"]
