@@ -70,7 +70,7 @@ def test_the_compare_table_names_each_models_mode_and_memory():
     block = runtime_section(measured, advise(measured), "x86_64")
     rows = advice_table({"resnet50": (block, "", 300.0), "bert_base": (None, "convert --compare exited 2", 900.0)})
     resnet = next(row for row in rows.splitlines() if row.startswith("| resnet50 |"))
-    assert resnet.startswith("| resnet50 | float32 | 3,008 MB | 2 | 94.1 | 1.20 | 260 |")
+    assert resnet.startswith("| resnet50 | float32 | 3,538 MB | 2 | 80.0 | 1.20 | 260 |")
     assert "| bert_base | - |" in rows and "convert --compare exited 2" in rows
     markdown, verdicts = advice_part({"resnet50": (block, "", 300.0), "bert_base": (None, "it timed out", 900.0)})
     assert markdown.startswith("\n### What `convert --compare` recommends\n\nWhat `python -m convert --compare`")
