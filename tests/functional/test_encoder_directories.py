@@ -27,7 +27,7 @@ from convert.transformer.reference import cosine
 from function.catalog.registry import ModelRegistry
 from saved_model.recipes import minilm, paraphrase_set
 from saved_model.recipes.vader_corpus import load_rated_sentences
-from tests.support.encoder_packages import MPNET_NAME, minilm_directory, mpnet_directory
+from saved_model.recipes.encoder_packages import MPNET_NAME, minilm_directory, mpnet_directory
 from tests.support.function_fixtures import call, make_service
 from tests.support.sentence_transformers_reference import reference_vectors
 
