@@ -93,8 +93,14 @@ def stacks(samples: Samples) -> dict[str, lambda_runtimes.Configuration]:
         try:
             built[label] = build()
         except Exception as error:  # noqa: BLE001  (a stack that cannot install is a result to report)
-            samples.not_measured[label] = f"{type(error).__name__}: {str(error)[:200]}"
+            samples.not_measured[label] = why(error)
     return built
+
+
+def why(error: Exception) -> str:
+    """One line for a table cell: the error's kind, its start and its end (where an emulator says what happened)."""
+    text = " ".join(f"{type(error).__name__}: {error}".split()).replace("`", "'")
+    return text if len(text) <= 400 else f"{text[:150]} ... {text[-250:]}"
 
 
 def cold(label: str, configuration, event: dict, samples: Samples, record: bool) -> None:
@@ -102,8 +108,8 @@ def cold(label: str, configuration, event: dict, samples: Samples, record: bool)
     runtime = configuration.runtime(EVERY_STACK)
     try:
         elapsed_ms, invocation = first_answer(runtime, event, rss)
-    except OSError as error:  # the emulator's 502 when the handler's init failed: say whose, and why
-        raise RuntimeError(f"{label}: {error}\n{runtime.output()[-2000:]}") from error
+    except (OSError, ValueError) as error:  # the emulator's 502 when the init failed, no JSON when it timed out
+        raise RuntimeError(f"{label}: {error}; the emulator's last lines: {runtime.output()[-600:]}") from error
     if invocation.status != 200:
         raise RuntimeError(f"{label} answered {invocation.status}: {str(invocation.payload)[:300]}")
     if record:
@@ -145,7 +151,7 @@ def measure(rounds: int, short_requests: int) -> tuple[Samples, dict[str, lambda
         try:
             step()
         except Exception as error:  # noqa: BLE001  (one stack that fails must not cost the others their numbers)
-            samples.not_measured[label] = f"{type(error).__name__}: {str(error)[:300]}"
+            samples.not_measured[label] = why(error)
             del configurations[label]
 
     for round_number in range(rounds + 1):  # round 0 warms the page cache and bytecode, and is discarded

@@ -72,3 +72,12 @@ def test_the_batch_mixes_short_sentences_with_ones_past_128_tokens(demo_models):
     assert len(texts) == len(set(texts)) == 32
     assert lengths[0] <= 16 and sum(length > 128 for length in lengths) == 4
     assert texts == section.batch_texts.__wrapped__(tokenizer_file)  # the same batch every run
+
+
+def test_why_a_stack_failed_fits_one_cell_and_keeps_the_emulators_last_words():
+    error = RuntimeError("sentence-transformers: Expecting value\n" + "x" * 1000
+                         + "\nTask timed out after 15.00 seconds")
+    text = section.why(error)
+    assert "\n" not in text and len(text) < 420
+    assert text.startswith("RuntimeError: sentence-transformers: Expecting value")
+    assert text.endswith("Task timed out after 15.00 seconds")
