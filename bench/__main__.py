@@ -37,6 +37,7 @@ SECTIONS = {
     16: "bench.first_invoke",
     17: "bench.floors_peers",
     18: "bench.big_model_section",
+    19: "bench.byo_encoder",
 }
 RESULTS_DIR = BUILD_DIR / "results"
 

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import minilm_onnx, onnx_export, venvs
+from bench import encoder_onnx, minilm_onnx, onnx_export, venvs
 from bench.paths import BUILD_DIR, MODELS_DIR, REPO_ROOT, SAVED_MODEL_DIR
 from kit import lambda_runtime
 from kit.lambda_runtime import LambdaRuntime
@@ -49,10 +49,11 @@ def function_configuration() -> Configuration:
 
 
 def _baseline_task_root(name: str, modules: tuple[str, ...], model_source: Path | None, venv: venvs.Venv,
-                        bench_modules: tuple[str, ...] = (), manifest_from: Path | None = None) -> Path:
-    """bench/baselines' shared files + the handler's modules (+ bench/ modules it imports) + the model, and the
-    converted model's manifest.json and tokenizer.json when a peer preprocesses like the floor, byte-compiled like
-    the image's code."""
+                        bench_modules: tuple[str, ...] = (), manifest_from: Path | None = None,
+                        model_dir: str = "model") -> Path:
+    """bench/baselines' shared files + the handler's modules (+ bench/ modules it imports) + the model (in
+    `model_dir`), and the converted model's manifest.json and tokenizer.json when a peer preprocesses like the floor,
+    byte-compiled like the image's code."""
     task_root = BUILD_DIR / f"task-{name}"
     shutil.rmtree(task_root, ignore_errors=True)
     package = task_root / "bench" / "baselines"
@@ -63,12 +64,12 @@ def _baseline_task_root(name: str, modules: tuple[str, ...], model_source: Path 
     for module in bench_modules:
         shutil.copy(REPO_ROOT / "bench" / f"{module}.py", task_root / "bench" / f"{module}.py")
     if model_source is not None:
-        shutil.copytree(model_source, task_root / "model", ignore=shutil.ignore_patterns("*.npz", ".*"))
+        shutil.copytree(model_source, task_root / model_dir, ignore=shutil.ignore_patterns("*.npz", ".*"))
     if manifest_from is not None:
         manifest = json.loads((manifest_from / "manifest.json").read_text())
         for file in ("manifest.json", (manifest.get("preprocessing") or {}).get("tokenizer")):
             if file:
-                shutil.copy(manifest_from / file, task_root / "model" / file)
+                shutil.copy(manifest_from / file, task_root / model_dir / file)
     subprocess.run([str(venv.python), "-m", "compileall", "-q", str(task_root / "bench")], check=True)
     return task_root
 
@@ -146,3 +147,42 @@ def sentence_transformers_configuration() -> Configuration:
                                     None, venv)
     return Configuration("sentence-transformers", "sentence-transformers (PyTorch)", task_root,
                          "bench.baselines.sentence_transformers_handler.handler", venv, {})
+
+
+# A sentence-transformers model a user brings (bench/byo_encoder.py): its directory and its conversion, each stack
+# on that one model. Laid out once per run, like the others.
+@functools.cache
+def encoder_function_configuration(converted: Path) -> Configuration:
+    """The image's task root with the converted model alone in models/: a user's image holding their own model."""
+    venv = venvs.litert_venv()
+    task_root = BUILD_DIR / f"task-litert-{converted.name}"
+    shutil.rmtree(task_root, ignore_errors=True)
+    lambda_runtime.lay_out_task_root(task_root)
+    shutil.rmtree(task_root / "models")
+    shutil.copytree(converted, task_root / "models" / converted.name, ignore=shutil.ignore_patterns("*.npz", ".*"))
+    return Configuration("litert", "function, LiteRT", task_root, "function.app.handler", venv, {})
+
+
+@functools.cache
+def encoder_onnx_configuration(source: Path, converted: Path) -> Configuration:
+    """ONNX Runtime + tokenizers on the directory's own graph (bench/encoder_onnx.py), with the floor's
+    preprocessing (the converted model's tokenizer.json and manifest.json)."""
+    exported = encoder_onnx.cached_export(source)
+    venv = venvs.baseline_venv("onnxruntime-tokenizers")
+    task_root = _baseline_task_root(f"onnx-{converted.name}", ("route_answers", "onnx_route_handler"), exported, venv,
+                                    bench_modules=("raw_pipeline",), manifest_from=converted)
+    return Configuration("onnxruntime", "ONNX Runtime + tokenizers", task_root,
+                         "bench.baselines.onnx_route_handler.handler", venv,
+                         {"BASELINE_MODEL_DIR": str(task_root / "model")})
+
+
+@functools.cache
+def encoder_sentence_transformers_configuration(source: Path) -> Configuration:
+    """sentence-transformers on PyTorch loading the directory itself, from its own venv."""
+    venv = venvs.baseline_venv("sentence-transformers")
+    task_root = _baseline_task_root(f"sentence-transformers-{source.name}",
+                                    ("route_answers", "sentence_transformers_handler"), source, venv,
+                                    model_dir=source.name)
+    return Configuration("sentence-transformers", "sentence-transformers (PyTorch)", task_root,
+                         "bench.baselines.sentence_transformers_handler.handler", venv,
+                         {"BASELINE_MODEL_DIR": str(task_root / source.name)})

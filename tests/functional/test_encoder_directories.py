@@ -27,7 +27,7 @@ from convert.transformer.reference import cosine
 from function.catalog.registry import ModelRegistry
 from saved_model.recipes import minilm, paraphrase_set
 from saved_model.recipes.vader_corpus import load_rated_sentences
-from tests.support.encoder_packages import MPNET_NAME, minilm_directory, mpnet_directory
+from saved_model.recipes.encoder_packages import MPNET_NAME, minilm_directory, mpnet_directory
 from tests.support.function_fixtures import call, make_service
 from tests.support.sentence_transformers_reference import reference_vectors
 
@@ -185,3 +185,27 @@ def test_the_documented_command_converts_a_directory_as_written(tmp_path):
     status, body = call(make_service(ModelRegistry(tmp_path / "models")), "POST", "/embed",
                         {"text": "A man is playing a guitar.", "model": "my-sentence-transformer"})
     assert status == 200 and body["dimensions"] == 384
+
+
+def test_the_benchmarks_onnx_graph_of_mpnet_equals_sentence_transformers(source_dirs, sentences, tmp_path):
+    """bench/encoder_onnx.py's graph of all-mpnet-base-v2 (the ONNX Runtime + tokenizers stack of bench section 19:
+    relative-position bias, positions from pad_token_id + 1), batches padded to their longest text, answers
+    sentence-transformers' vectors on the 200 sentences."""
+    import onnxruntime  # noqa: PLC0415
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    from bench import encoder_onnx  # noqa: PLC0415
+    from convert.transformer.directory import read_encoder_directory  # noqa: PLC0415
+
+    directory = source_dirs[MPNET_NAME]
+    session = onnxruntime.InferenceSession(str(encoder_onnx.export(directory, tmp_path) / "model.onnx"),
+                                           providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_str(read_encoder_directory(directory).tokenizer_json)
+    vectors = []
+    for start in range(0, len(sentences), BATCH):
+        encodings = tokenizer.encode_batch(sentences[start:start + BATCH])
+        feed = {"input_ids": np.array([e.ids for e in encodings], np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encodings], np.int64)}
+        vectors.append(session.run([encoder_onnx.OUTPUT_NAME], feed)[0])
+    cosines = cosine(reference_vectors(directory, sentences), np.concatenate(vectors))
+    assert cosines.min() >= MIN_COSINE, f"worst: sentence {cosines.argmin()}"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from convert.__main__ import main
-from tests.support.encoder_packages import minilm_directory
+from saved_model.recipes.encoder_packages import minilm_directory
 
 
 @pytest.fixture()

