@@ -33,6 +33,7 @@ from bench.floors_peers import EVERY_STACK
 from bench.paths import ENCODERS_DIR
 from bench.report import SectionResult, table
 from bench.stats import percentile, summarize
+from kit.events import http_api_event
 from saved_model.recipes.encoder_packages import MPNET_NAME
 
 NUMBER = 19
@@ -70,8 +71,8 @@ def batch_texts(tokenizer_file: Path = CONVERTED / "tokenizer.json") -> tuple[st
 
 
 def events() -> dict[str, dict]:
-    return {SHORT: inputs.http_api_event("/embed", {"text": inputs.EMBED_SHORT_SENTENCE, "model": MPNET_NAME}),
-            BATCH: inputs.http_api_event("/embed", {"texts": list(batch_texts()), "model": MPNET_NAME})}
+    return {SHORT: http_api_event("POST", "/embed", {"text": inputs.EMBED_SHORT_SENTENCE, "model": MPNET_NAME}),
+            BATCH: http_api_event("POST", "/embed", {"texts": list(batch_texts()), "model": MPNET_NAME})}
 
 
 @dataclass
