@@ -26,16 +26,16 @@ from convert.__main__ import main as convert_main
 from convert.transformer.reference import cosine
 from function.catalog.registry import ModelRegistry
 from saved_model.recipes import minilm, paraphrase_set
-from saved_model.recipes.vader_corpus import load_rated_sentences
 from saved_model.recipes.encoder_packages import MPNET_NAME, minilm_directory, mpnet_directory
+from saved_model.recipes.vader_corpus import load_rated_sentences
 from tests.support.function_fixtures import call, make_service
+from tests.support.encoder_sentences import SENTENCES, varied_sentences
 from tests.support.sentence_transformers_reference import reference_vectors
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE_MINILM = REPO / "saved_model" / "minilm"
 MINILM_NAME = "minilm-st"
 MIN_COSINE = 0.9999
-SENTENCES = 200
 BATCH = 32
 
 pytestmark = pytest.mark.slow
@@ -73,18 +73,6 @@ def embed(service, model: str, texts: list[str], normalize: bool = True) -> np.n
         assert status == 200, body
         vectors += [item["embedding"] for item in body["embeddings"]]
     return np.array(vectors, dtype=np.float32)
-
-
-def varied_sentences() -> list[str]:
-    """SENTENCES real sentences of the VADER corpus: 160 single ones spread over every length (seeded), then 40
-    documents joined from them, from ~100 to over 500 words (past 128 tokens, some past 384 and truncated)."""
-    pool = sorted({s.text for s in load_rated_sentences()}, key=lambda text: (len(text), text))
-    rng = np.random.default_rng(36)
-    singles = [pool[i] for i in np.linspace(0, len(pool) - 1, 160).astype(int)]
-    documents = []
-    for count in np.linspace(4, 24, 40).astype(int):
-        documents.append(" ".join(pool[i] for i in rng.choice(len(pool), size=count, replace=False)))
-    return singles + documents
 
 
 @pytest.fixture(scope="module")
@@ -185,27 +173,3 @@ def test_the_documented_command_converts_a_directory_as_written(tmp_path):
     status, body = call(make_service(ModelRegistry(tmp_path / "models")), "POST", "/embed",
                         {"text": "A man is playing a guitar.", "model": "my-sentence-transformer"})
     assert status == 200 and body["dimensions"] == 384
-
-
-def test_the_benchmarks_onnx_graph_of_mpnet_equals_sentence_transformers(source_dirs, sentences, tmp_path):
-    """bench/encoder_onnx.py's graph of all-mpnet-base-v2 (the ONNX Runtime + tokenizers stack of bench section 19:
-    relative-position bias, positions from pad_token_id + 1), batches padded to their longest text, answers
-    sentence-transformers' vectors on the 200 sentences."""
-    import onnxruntime  # noqa: PLC0415
-    from tokenizers import Tokenizer  # noqa: PLC0415
-
-    from bench import encoder_onnx  # noqa: PLC0415
-    from convert.transformer.directory import read_encoder_directory  # noqa: PLC0415
-
-    directory = source_dirs[MPNET_NAME]
-    session = onnxruntime.InferenceSession(str(encoder_onnx.export(directory, tmp_path) / "model.onnx"),
-                                           providers=["CPUExecutionProvider"])
-    tokenizer = Tokenizer.from_str(read_encoder_directory(directory).tokenizer_json)
-    vectors = []
-    for start in range(0, len(sentences), BATCH):
-        encodings = tokenizer.encode_batch(sentences[start:start + BATCH])
-        feed = {"input_ids": np.array([e.ids for e in encodings], np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], np.int64)}
-        vectors.append(session.run([encoder_onnx.OUTPUT_NAME], feed)[0])
-    cosines = cosine(reference_vectors(directory, sentences), np.concatenate(vectors))
-    assert cosines.min() >= MIN_COSINE, f"worst: sentence {cosines.argmin()}"
