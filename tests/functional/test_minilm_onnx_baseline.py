@@ -15,6 +15,7 @@ import pytest
 
 from bench import inputs, minilm_onnx
 from bench.embeddings import answer_vectors
+from kit.events import http_api_event
 from saved_model.recipes import minilm, minilm_encoder, paraphrase_set
 from saved_model.recipes.minilm_reference import MiniLMReference, cosine
 
@@ -47,7 +48,7 @@ def handler(onnx_dir):
 
 
 def embed(handler, body: dict) -> dict:
-    answer = handler(inputs.http_api_event("/embed", body), None)
+    answer = handler(http_api_event("POST", "/embed", body), None)
     assert answer["statusCode"] == 200, answer["body"]
     return json.loads(answer["body"])
 
@@ -77,15 +78,15 @@ def test_answer_is_normalised_by_default_and_flags_truncation(handler):
 
 @pytest.mark.parametrize("body", ['{"texts": []}', '{"texts": ["ok", 3]}', '{"text": ""}', "not json"])
 def test_bad_requests_get_a_400(handler, body):
-    event = {**inputs.http_api_event("/embed", {}), "body": body}
+    event = {**http_api_event("POST", "/embed", {}), "body": body}
     answer = handler(event, None)
     assert answer["statusCode"] == 400
     assert json.loads(answer["body"])["error"]["code"] == "invalid_input"
 
 
 def test_embed_worker_times_the_handler_in_its_own_process(onnx_dir, tmp_path):
-    events = {"short": inputs.http_api_event("/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE])),
-              "batch": inputs.http_api_event("/embed", inputs.embed_body(inputs.embed_batch_texts()[:4]))}
+    events = {"short": http_api_event("POST", "/embed", inputs.embed_body([inputs.EMBED_SHORT_SENTENCE])),
+              "batch": http_api_event("POST", "/embed", inputs.embed_body(inputs.embed_batch_texts()[:4]))}
     plan = {"handler": f"{HANDLER_MODULE}.handler", "events": events, "requests": {"short": 3, "batch": 2}}
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     environment = {**os.environ, "BASELINE_MODEL_DIR": str(onnx_dir), "PYTHONPATH": str(REPO)}
