@@ -32,9 +32,18 @@ EXPORT_ADVICE = ("export it in inference mode: archive = keras.export.ExportArch
                  "convert the model's .keras file, which it exports that way itself")
 
 
-def export_for_inference(model, directory: Path, keras) -> None:
+def export_for_inference(model, directory: Path, keras, source_name: str) -> None:
     """The model as a SavedModel whose `serving_default` calls it with training=False; the signature takes the
-    inputs `model.export()` would name."""
+    inputs `model.export()` would name. A model Keras cannot export so is refused (export_failed), naming
+    `source_name`, the file it came from."""
+    try:
+        _export(model, directory, keras)
+    except Exception as error:  # noqa: BLE001  (Keras raises many types; each means the model cannot be exported)
+        raise ConversionError("export_failed", f"exporting {source_name} in inference mode fails: "
+                              f"{first_line(error)}") from None
+
+
+def _export(model, directory: Path, keras) -> None:
     from keras.src.export.export_utils import get_input_signature  # noqa: PLC0415  (model.export()'s own signature)
 
     def named(outputs):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from convert.errors import ConversionError, first_line
+from convert.errors import ConversionError
 from convert.inference_mode import export_for_inference
 from convert.keras_loading import KERAS_SUFFIXES, LoadOptions, load_keras_model
 from convert.lookup_layers import has_lookup_layers
@@ -221,11 +221,7 @@ def prepare_keras_file(keras_path: Path, sidecar_path: Path | None, workdir: Pat
     max_length = preprocessing.get("max_length") if isinstance(preprocessing, dict) else None
     servable = _servable(model, vectorizer, keras, max_length if isinstance(max_length, int) else None)
     directory = workdir / keras_path.stem
-    try:
-        export_for_inference(servable, directory, keras)
-    except Exception as error:  # noqa: BLE001  (Keras raises many types; each means the model cannot be exported)
-        raise ConversionError("export_failed", f"exporting {keras_path.name} in inference mode fails: "
-                              f"{first_line(error)}") from None
+    export_for_inference(servable, directory, keras, keras_path.name)
     source_dir = sidecar_path.parent if sidecar_path is not None else keras_path.parent
     validation = sidecar.get("validation") if isinstance(sidecar.get("validation"), dict) else {}
     if vectorizer is not None:

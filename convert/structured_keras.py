@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from convert import lookup_layers
-from convert.errors import ConversionError, first_line
+from convert.errors import ConversionError
 from convert.inference_mode import export_for_inference
 from convert.npz_reader import read_arrays
 from convert.sidecar import SCHEMA, SIDECAR_FILE
@@ -104,11 +104,7 @@ def prepare_structured(keras_path: Path, sidecar_path: Path | None, workdir: Pat
         expected = np.asarray(predicted, dtype=np.float32)
     body = lookup_layers.servable_body(model, plans, keras)
     directory = workdir / keras_path.stem
-    try:
-        export_for_inference(body, directory, keras)
-    except Exception as error:  # noqa: BLE001  (Keras raises many types; each means the model cannot be exported)
-        raise ConversionError("export_failed", f"exporting {keras_path.name} in inference mode fails: "
-                              f"{first_line(error)}") from None
+    export_for_inference(body, directory, keras, keras_path.name)
     for plan in plans:
         described = " -> ".join(f"{type(layer).__name__} '{layer.name}'" for layer in plan.layers) or "as sent"
         log(f"  column '{plan.name}': {described}")
