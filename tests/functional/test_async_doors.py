@@ -20,6 +20,7 @@ from function.entry import handle_event
 from kit.aws_events import s3_object_created, sqs_batch
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
+from tests.support.model_copies import multi_label_copy
 from kit.s3_proxy import S3Proxy
 
 pytestmark = pytest.mark.slow
@@ -45,10 +46,7 @@ def door_registry(demo_models, tmp_path_factory) -> ModelRegistry:  # noqa: F811
     sentiment."""
     root = tmp_path_factory.mktemp("door_models")
     shutil.copytree(demo_models / "digits", root / "digits")
-    shutil.copytree(demo_models / "digits", root / "digit_tags")
-    manifest = json.loads((root / "digit_tags" / "manifest.json").read_text())
-    (root / "digit_tags" / "manifest.json").write_text(json.dumps({**manifest, "name": "digit_tags",
-                                                                   "multi_label": True}))
+    multi_label_copy(demo_models / "digits", root, "digit_tags")
     (root / "sentiment").symlink_to(Path(demo_models / "sentiment").resolve())
     return ModelRegistry(root)
 

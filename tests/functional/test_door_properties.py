@@ -27,6 +27,7 @@ from kit.aws_events import s3_object_created, sqs_batch
 from kit.aws_server import aws_in_this_process
 from kit.events import EVENT_BUILDERS
 from tests.support.function_fixtures import demo_models, make_service  # noqa: F401
+from tests.support.model_copies import multi_label_copy
 
 pytestmark = pytest.mark.slow
 RESULTS = "predictions/"
@@ -84,10 +85,7 @@ def door_env(demo_models, tmp_path_factory):  # noqa: F811
     sentiment and minilm."""
     root = tmp_path_factory.mktemp("property_models")
     shutil.copytree(demo_models / "digits", root / "digits")
-    shutil.copytree(demo_models / "digits", root / "digit_tags")
-    manifest = json.loads((root / "digit_tags" / "manifest.json").read_text())
-    (root / "digit_tags" / "manifest.json").write_text(json.dumps({**manifest, "name": "digit_tags",
-                                                                   "multi_label": True}))
+    multi_label_copy(demo_models / "digits", root, "digit_tags")
     for name in ("sentiment", "minilm"):
         (root / name).symlink_to(Path(demo_models / name).resolve())
     with aws_in_this_process() as (aws, _):

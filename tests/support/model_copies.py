@@ -16,3 +16,12 @@ def relabelled(model_dir: Path, tmp_path: Path) -> Path:
         manifest["labels"] = [f"digit {label}" for label in manifest["labels"]]
         (copy / "manifest.json").write_text(json.dumps(manifest))
     return copy
+
+
+def multi_label_copy(model_dir: Path, root: Path, name: str) -> Path:
+    """The same model served multi-label under `name` (each unit its own label's score), copied into `root`."""
+    copy = root / name
+    shutil.copytree(model_dir, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "manifest.json").write_text(json.dumps({**manifest, "name": name, "multi_label": True}))
+    return copy
