@@ -1,9 +1,10 @@
 """The init's share of a big model's first request: the interpreter made and its weights packed before any request.
 
-XNNPACK packs a model's weights into its own layout on the interpreter's first invoke: a few ms for the demo models,
-hundreds for ResNet50 (docs/deploy.md, "Memory and threads"). A big model's ModelRunner packs them when it is made
-(function/model/runner.py); this makes those runners during the init (function/app.py), then hands back the mapped
-file pages the packed copy replaced. The small models still load on first use.
+XNNPACK packs a model's weights into its own layout when the interpreter first allocates its tensors (on its first
+invoke, unless allocated before): a few ms for the demo models, ~100 ms for ResNet50 (docs/deploy.md, "Memory and
+threads"). A big model's ModelRunner allocates, and so packs, when it is made (function/model/runner.py); this makes
+those runners during the init (function/app.py), then hands back the mapped file pages the packed copy replaced. The
+small models still load on first use.
 """
 from __future__ import annotations
 

@@ -53,8 +53,8 @@ class ModelRunner:
 
     def __init__(self, manifest: Manifest, num_threads: int | None = None):
         """num_threads: None for what function/model/threads.py decides (MODEL_THREADS, else the model's size and
-        the container's vCPUs). A big model's weights are packed here, by one invoke of zeros (warm_up): whoever
-        loads it (the init, function/app.py, or a model refresh) pays that, not its first request."""
+        the container's vCPUs). A big model's weights are packed here (_pack_weights): whoever loads it (the init,
+        function/app.py, or a model refresh) pays that, not its first request."""
         # LiteRT: 8 ms and 5 modules after function.app's own imports (numpy is already in), spared by cache hits.
         from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415
 
@@ -64,17 +64,26 @@ class ModelRunner:
         big = is_big(manifest.model_file, manifest.quantization)
         self.num_threads = threads_for(big) if num_threads is None else num_threads
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=self.num_threads)
-        self._signature = self._interpreter.get_signature_runner(manifest.signature)
         self._lock = threading.Lock()
-        self._weights_packed = False  # until the first invoke, when XNNPACK copies them out of the mapped file
+        self._weights_packed = False  # until the first allocation, when XNNPACK copies them out of the mapped file
+        if big:
+            self._pack_weights()
+        self._signature = self._interpreter.get_signature_runner(manifest.signature)
         # Each float input's dtype, looked up once rather than by every request (np.dtype: ~0.3 us a call).
         self._float_inputs = {spec.name: np.dtype(spec.dtype) for spec in manifest.inputs if spec.scale is None}
-        if big:
-            self.warm_up()
+
+    def _pack_weights(self) -> None:
+        """LiteRT hands the graph to XNNPACK, which packs the weights, when the interpreter first allocates its
+        tensors: allocating them here packs without computing anything (a zero invoke added a whole inference to the
+        init: ResNet50 float32 20-38 ms, BERT-base 62-120 ms at 2 and 1 threads; `python -m bench --section 18`).
+        Before the signature runner is made: the Interpreter refuses to reallocate once one holds its tensors."""
+        self._interpreter.allocate_tensors()
+        self._weights_packed = True
+        PACKED.append(str(self.manifest.model_file))
 
     @property
     def weights_packed(self) -> bool:
-        """True once the interpreter has been invoked (XNNPACK packs the weights on the first invoke)."""
+        """True once XNNPACK has packed the weights: a big model's when it loads, another's on its first invoke."""
         return self._weights_packed
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -96,8 +105,8 @@ class ModelRunner:
         return {spec.role: dequantize(np.asarray(raw[spec.name]), spec) for spec in self.manifest.outputs}
 
     def warm_up(self) -> None:
-        """One invoke of zeros, one instance: the interpreter's first call allocates its tensors and packs its
-        weights for XNNPACK, so that cost lands here (a SnapStart snapshot keeps it) instead of in a request."""
+        """One invoke of zeros, one instance: a small model's first call allocates its tensors and packs its weights
+        for XNNPACK, so that cost lands here (a SnapStart snapshot keeps it) instead of in a request."""
         zeros = {spec.role: np.zeros(tuple(1 if size < 0 else size for size in (1, *spec.shape[1:])), np.float32)
                  for spec in self.manifest.inputs if np.dtype(spec.dtype).kind in "iuf"}
         if len(zeros) == len(self.manifest.inputs):  # a string input cannot be made of zeros: its first call stays
