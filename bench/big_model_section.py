@@ -11,7 +11,10 @@ on the Lambda runtime's (requirements.txt only), ONNX Runtime and TensorFlow on 
 to the first answer (import, load, first call), first call its own time, warm the median of batch-1 and batch-8
 calls, peak RSS the process's. Each round runs every configuration once, the order rotating by one each round; the
 cells are medians over the rounds. The ratios are the ones the issue's targets read: 2 threads over 1, the function
-over LiteRT alone at the same threads, the first call over a warm one, ONNX Runtime over the function. Then
+over LiteRT alone at the same threads, the first call over a warm one, ONNX Runtime over the function (in the
+verdicts, with each stack's range over the rounds). GFLOP/s is one instance's matrix work (convolutions and matrix
+products, counted from the served model's tensor shapes: ResNet50 7.7 GFLOP, the encoder 22.3) over the warm batch-1
+time: stacks at the same rate are doing the same arithmetic equally fast. Then
 `convert --compare` runs on each model and names the mode and Lambda memory size it recommends
 (bench/big_model_advice.py).
 
@@ -92,21 +95,28 @@ def median_of(samples: dict, model: str, stack: str, threads: str) -> dict:
     return {name: statistics.median(values) for name, values in samples[(model, stack, threads)].items()}
 
 
-def model_table(samples: dict, model: str) -> str:
+def model_table(samples: dict, model: str, gflop: float) -> str:
+    """gflop: one instance's matrix work (big_models.gflop_per_instance), for each stack's compute rate."""
     rows = []
     for stack, threads in CONFIGURATIONS:
         if (model, stack, threads) not in samples:
             rows.append([f"{LABELS[stack]}, {threads} thread{'s' if threads != '1' else ''}", "not measured", "",
-                         "", "", "", "", ""])
+                         "", "", "", "", "", ""])
             continue
         cell = median_of(samples, model, stack, threads)
         alone = median_of(samples, model, "litert", threads if threads != "default" else "1")
         rows.append([f"{LABELS[stack]}, {threads} thread{'s' if threads != '1' else ''}", f"{cell['cold_s']:.2f}",
                      f"{cell['first_ms']:.0f}", f"{cell['warm_1_ms']:.1f}", f"{cell['warm_8_ms']:.0f}",
                      f"{cell['peak_rss_mb']:.0f}", f"{cell['first_ms'] / cell['warm_1_ms']:.2f}x",
-                     f"{cell['warm_1_ms'] / alone['warm_1_ms']:.2f}x"])
+                     f"{cell['warm_1_ms'] / alone['warm_1_ms']:.2f}x", f"{gflop / cell['warm_1_ms'] * 1e3:.0f}"])
     return table(["stack", "cold, s", "first call, ms", "warm batch 1, ms", "warm batch 8, ms", "peak RSS, MB",
-                  "first / warm", "warm 1 / LiteRT alone's"], rows)
+                  "first / warm", "warm 1 / LiteRT alone's", "GFLOP/s, warm batch 1"], rows)
+
+
+def spread(samples: dict, key: tuple, name: str, style: str) -> str:
+    """The median and, in brackets, the range over the rounds: two stacks whose ranges overlap are a tie."""
+    values = samples[key][name]
+    return (f"{statistics.median(values):{style}} ({min(values):{style}}-{max(values):{style}})")
 
 
 def verdicts(samples: dict, models: tuple[str, ...] = big_models.MODELS) -> list[str]:
@@ -132,8 +142,10 @@ def verdicts(samples: dict, models: tuple[str, ...] = big_models.MODELS) -> list
             onnx = median_of(samples, model, "onnxruntime", threads)
             ahead = function["warm_1_ms"] < onnx["warm_1_ms"] and function["cold_s"] < onnx["cold_s"]
             found.append(verdict(ahead, f"{model} {threads}t: function ahead of ONNX Runtime, warm "
-                                 f"{function['warm_1_ms']:.1f} vs {onnx['warm_1_ms']:.1f} ms, cold "
-                                 f"{function['cold_s']:.2f} vs {onnx['cold_s']:.2f} s"))
+                                 f"{spread(samples, (model, 'function', threads), 'warm_1_ms', '.1f')} vs "
+                                 f"{spread(samples, (model, 'onnxruntime', threads), 'warm_1_ms', '.1f')} ms, cold "
+                                 f"{spread(samples, (model, 'function', threads), 'cold_s', '.2f')} vs "
+                                 f"{spread(samples, (model, 'onnxruntime', threads), 'cold_s', '.2f')} s"))
     return found
 
 
@@ -147,7 +159,7 @@ def measured_section(rounds: int, models: tuple[str, ...] = big_models.MODELS) -
                 f"the end, on {os.cpu_count()} CPUs.\n")
     markdown += "".join(f"\nONNX Runtime on {model} not measured: {why}.\n" for model, why in skipped.items())
     for model in models:
-        markdown += f"\n### {model}\n\n" + model_table(samples, model) + "\n"
+        markdown += f"\n### {model}\n\n" + model_table(samples, model, big_models.gflop_per_instance(model)) + "\n"
     advised = big_model_advice.recommendations(models)  # after the timed runs: its conversions never overlap them
     advice_markdown, advice_verdicts = big_model_advice.advice_part(advised)
     return SectionResult(NUMBER, TITLE, markdown + advice_markdown,

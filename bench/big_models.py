@@ -133,3 +133,42 @@ def build_onnx(name: str) -> Path:
 if __name__ == "__main__":
     for requested in sys.argv[1:] or MODELS:
         print(build(requested), build_onnx(requested))
+
+
+MATRIX_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
+
+
+def gflop_per_instance(name: str) -> float:
+    """One instance's matrix work in the served model of `name`: what the warm times are divided by to compare
+    stacks by compute rate."""
+    return count_gflop(model_dir(name) / "model.tflite")
+
+
+def count_gflop(model_file: Path) -> float:
+    """The floating-point operations of one instance's convolutions and matrix products (a multiply-add is two), read
+    from the model's tensor shapes after one batch-1 run."""
+    import numpy as np  # noqa: PLC0415
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType  # noqa: PLC0415
+
+    interpreter = Interpreter(model_path=str(model_file),
+                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interpreter.allocate_tensors()  # no delegate: nothing packed
+    for tensor in interpreter.get_input_details():
+        interpreter.set_tensor(tensor["index"], np.zeros(tensor["shape"], tensor["dtype"]))
+    interpreter.invoke()  # once: shapes computed at run time (BERT's reshapes) become known
+
+    def shape(index: int) -> list[int]:
+        return [int(size) for size in interpreter._get_tensor_details(index, 0)["shape"]]
+
+    multiply_adds = 0
+    for op in interpreter._get_ops_details():
+        if op["op_name"] not in MATRIX_OPS:
+            continue
+        outputs = int(np.prod(shape(op["outputs"][0])))
+        if op["op_name"] == "CONV_2D":  # weights [out, height, width, in]
+            multiply_adds += outputs * int(np.prod(shape(op["inputs"][1])[1:]))
+        elif op["op_name"] == "DEPTHWISE_CONV_2D":  # weights [1, height, width, channels]
+            multiply_adds += outputs * int(np.prod(shape(op["inputs"][1])[1:3]))
+        else:  # FULLY_CONNECTED, BATCH_MATMUL: each output sums over the first input's last axis
+            multiply_adds += outputs * shape(op["inputs"][0])[-1]
+    return 2 * multiply_adds / 1e9
