@@ -4,8 +4,8 @@ it and calls the container's Service, where the work lives (with the routes).
 Everything here runs once per container (the init phase): settings, logging, the result store and the model
 manifests. Interpreters load on first use unless PRELOAD_MODELS=all (docs/api.md: lazy measured faster), or
 when Lambda initialises a SnapStart version: then every model loads before the snapshot (function/snapstart.py).
-A big model (function/model/threads.py: 64 MB and more) always loads here, its weights packed by one invoke of
-zeros, so that its first request does not pay the packing (hundreds of ms for ResNet50: docs/deploy.md).
+A big model (function/model/threads.py: 64 MB and more), and the model of a container serving one, always load
+here, their weights packed, so that no request pays that (hundreds of ms for ResNet50: function/model/packing.py).
 
 What this init imports and defines, every cold start pays before its first answer. So the modules it reaches keep
 their records as NamedTuples made by @named_tuple (function/records.py; a dataclass costs 0.3-1.2 ms to define on
@@ -43,9 +43,9 @@ try:
     configure(SETTINGS.log_level)
     SERVICE = Service(SETTINGS, open_result_store(CACHE_SETTINGS))
     if not SETTINGS.preload_models:
-        from function.model.packing import load_big_models  # noqa: PLC0415
+        from function.model.packing import load_at_init  # noqa: PLC0415
 
-        load_big_models(SERVICE.registry)
+        load_at_init(SERVICE.registry)
     if os.environ.get(Env.AWS_LAMBDA_INITIALIZATION_TYPE) == "snap-start":
         from function.snapstart import register_hooks  # noqa: PLC0415  (only the snapshotted init pays the import)
 

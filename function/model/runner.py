@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 
+from function.errors import refuse
 from function.model.manifest import Manifest, TensorSpec
 
 
@@ -53,8 +54,9 @@ class ModelRunner:
 
     def __init__(self, manifest: Manifest, num_threads: int | None = None):
         """num_threads: None for what function/model/threads.py decides (MODEL_THREADS, else the model's size and
-        the container's vCPUs). A big model's weights are packed here (_pack_weights): whoever loads it (the init,
-        function/app.py, or a model refresh) pays that, not its first request."""
+        the container's vCPUs). The weights are packed here (_pack_weights): whoever loads the model (the init for a
+        big model or a container's only one, function/model/packing.py; else its first request; a model refresh)
+        pays that, and its first invoke does not."""
         # LiteRT: 8 ms and 5 modules after function.app's own imports (numpy is already in), spared by cache hits.
         from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415
 
@@ -65,21 +67,24 @@ class ModelRunner:
         self.num_threads = threads_for(big) if num_threads is None else num_threads
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=self.num_threads)
         self._lock = threading.Lock()
-        self._weights_packed = False  # until the first allocation, when XNNPACK copies them out of the mapped file
-        if big:
-            self._pack_weights()
+        self._weights_packed = self._pack_weights()
         self._signature = self._interpreter.get_signature_runner(manifest.signature)
         # Each float input's dtype, looked up once rather than by every request (np.dtype: ~0.3 us a call).
         self._float_inputs = {spec.name: np.dtype(spec.dtype) for spec in manifest.inputs if spec.scale is None}
 
-    def _pack_weights(self) -> None:
+    def _pack_weights(self) -> bool:
         """LiteRT hands the graph to XNNPACK, which packs the weights, when the interpreter first allocates its
-        tensors: allocating them here packs without computing anything (a zero invoke added a whole inference to the
-        init: ResNet50 float32 20-38 ms, BERT-base 62-120 ms at 2 and 1 threads; `python -m bench --section 18`).
-        Before the signature runner is made: the Interpreter refuses to reallocate once one holds its tensors."""
-        self._interpreter.allocate_tensors()
-        self._weights_packed = True
+        tensors: allocating them here, at the model's saved shapes, packs without computing anything (a zero invoke
+        added a whole inference to the init: ResNet50 float32 20-38 ms, BERT-base 62-120 ms at 2 and 1 threads).
+        Before the signature runner is made: the Interpreter refuses to reallocate once one holds its tensors.
+        False when the model cannot take its saved shapes (a text convolution wider than the 1 token an open length
+        is saved as): its first invoke packs, at the request's shapes, as LiteRT does by itself."""
+        try:
+            self._interpreter.allocate_tensors()
+        except RuntimeError:
+            return False
         PACKED.append(str(self.manifest.model_file))
+        return True
 
     @property
     def weights_packed(self) -> bool:
@@ -98,15 +103,23 @@ class ModelRunner:
             feed[spec.name] = quantize(values, spec) if dtype is None else values.astype(dtype, copy=False)
         with self._lock:
             # The signature runner resizes the batch (and any dynamic) dimension itself when the shape changes.
-            raw = self._signature(**feed)
+            try:
+                raw = self._signature(**feed)
+            except RuntimeError as exc:  # LiteRT could not size the graph for these shapes; it stays usable
+                shapes = {name: list(array.shape) for name, array in feed.items()}
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise refuse("invalid_shape", f"The model cannot run on inputs of shapes {shapes} (LiteRT: {reason}); "
+                             "a model with a convolution over a sequence needs at least its kernel's width of "
+                             "tokens.") from exc
             if not self._weights_packed:
                 self._weights_packed = True
                 PACKED.append(str(self.manifest.model_file))
         return {spec.role: dequantize(np.asarray(raw[spec.name]), spec) for spec in self.manifest.outputs}
 
     def warm_up(self) -> None:
-        """One invoke of zeros, one instance: a small model's first call allocates its tensors and packs its weights
-        for XNNPACK, so that cost lands here (a SnapStart snapshot keeps it) instead of in a request."""
+        """One invoke of zeros, one instance: a first call sizes the graph for its shapes and touches the tensor
+        arena (the weights were packed when the runner was made), so that cost lands here (a SnapStart snapshot
+        keeps it) instead of in a request."""
         zeros = {spec.role: np.zeros(tuple(1 if size < 0 else size for size in (1, *spec.shape[1:])), np.float32)
                  for spec in self.manifest.inputs if np.dtype(spec.dtype).kind in "iuf"}
         if len(zeros) == len(self.manifest.inputs):  # a string input cannot be made of zeros: its first call stays

@@ -8,6 +8,7 @@ ResNet50 answer bit for bit the same at 1 and 2 threads, so the test demands equ
 from __future__ import annotations
 
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from ai_edge_litert.interpreter import Interpreter
 from function.catalog.registry import ModelRegistry
 from function.model import threads
 from function.model.manifest import load_manifest
-from function.model.packing import load_big_models
+from function.model.packing import load_at_init
 from function.model.runner import ModelRunner
 from tests.support.function_fixtures import demo_models  # noqa: F401
 
@@ -59,11 +60,18 @@ def test_a_big_model_packs_when_it_loads_and_answers_as_a_plain_first_call(demo_
     np.testing.assert_array_equal(runner.run({"image": batch})["scores"], expected)
 
 
-def test_the_init_loads_and_packs_the_big_models_only(demo_models, two_cpu_quota):  # noqa: F811
+def test_the_init_of_a_container_serving_several_loads_and_packs_the_big_models_only(demo_models, two_cpu_quota):  # noqa: F811
     registry = ModelRegistry(demo_models)
     big = sorted(name for name, task in registry.tasks.items() if threads.is_big(task.manifest.model_file,
                                                                                          task.manifest.quantization))
     assert BIG in big and "tabular" not in big  # the line is EfficientNet-Lite0's size here
-    assert load_big_models(registry) == big
+    assert load_at_init(registry) == big
     assert all(registry.task(name).runner().weights_packed for name in big)
     assert sorted(name for name, task in registry.tasks.items() if task.loaded) == big
+
+
+def test_a_container_serving_one_model_loads_it_at_init_however_small(demo_models, tmp_path):  # noqa: F811
+    shutil.copytree(demo_models / "tabular", tmp_path / "tabular")  # 6 KB: far under the line
+    registry = ModelRegistry(tmp_path)
+    assert load_at_init(registry) == ["tabular"]
+    assert registry.task("tabular").loaded and registry.task("tabular").runner().weights_packed
