@@ -1,11 +1,12 @@
 """Section 16: what the first invoke of each model pays beyond a warm one, and what the SnapStart warm-up moves.
 
-Per model, in a fresh process of the Lambda runtime's Python (the pruned venv): the interpreter's creation
-(importing LiteRT included), its first call (tensor allocation and XNNPACK's weight packing happen there) and the
-median of warm calls, with the zero inputs ModelRunner.warm_up sends. With SnapStart the before-snapshot hook
-makes that first call (function/snapstart.py), so a restored copy's first request pays the warm figure.
-ai_edge_litert 2.3's Interpreter takes no XNNPACK weight-cache file (only its CompiledModel API's CpuOptions does):
-nothing else is cut here.
+Per model, in a fresh process of the Lambda runtime's Python (the pruned venv): the runner's creation (importing
+LiteRT, allocating the tensors at the model's saved shapes, which is when XNNPACK packs the weights), its first call
+(sizing the graph for the call's shapes, first touches of the arena) and the median of warm calls, with the zero
+inputs ModelRunner.warm_up sends. A big model, or a container's only one, is created at init; the others in their
+first request. With SnapStart the before-snapshot hook makes the first call too (function/snapstart.py), so a
+restored copy's first request pays the warm figure. ai_edge_litert 2.3's Interpreter takes no XNNPACK weight-cache
+file (only its CompiledModel API's CpuOptions does, docs/deploy.md says why the function does not use it yet).
 """
 from __future__ import annotations
 
@@ -52,9 +53,10 @@ def run(context=None) -> SectionResult:
         rows.append([model, f"{m['create']:.1f}", f"{m['first']:.1f}", f"{m['warm']:.2f}",
                      f"{m['first'] - m['warm']:.1f}", f"{m['create'] + m['first']:.1f}", f"{m['warm']:.2f}"])
     markdown = (__doc__.split("\n\n", 1)[1].strip() + "\n\nMedian of {RUNS} fresh processes, ms. *Before*: a cold "
-                "container's first request pays creation + first call; *after* (SnapStart, the warm-up in the "
-                "before-snapshot hook): the warm call.\n\n").replace("{RUNS}", str(RUNS)) + table(
-        ["model", "interpreter created", "first call", "warm call", "first call beyond warm",
+                "container's first request pays creation + first call (a model created at init: the first call); "
+                "*after* (SnapStart, the warm-up in the before-snapshot hook): the warm call.\n\n"
+                ).replace("{RUNS}", str(RUNS)) + table(
+        ["model", "runner created (weights packed)", "first call", "warm call", "first call beyond warm",
          "first request, before", "first request, after"], rows)
     return SectionResult(NUMBER, TITLE, markdown)
 
