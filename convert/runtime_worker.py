@@ -2,10 +2,10 @@
 converted model, then warm answers; prints one JSON line (convert/runtime_measure.py starts it).
 
 `python -m convert.runtime_worker NAME INPUTS.npz STARTED`, with MODEL_DIR holding only that model and
-MODEL_THREADS the thread count. It imports `function.app` as Lambda's runtime does (its init loads a big model and
-packs its weights), then answers INPUTS (role -> batch-1 array) through the model's runner: cold start is STARTED
-(the parent's time.time() at the spawn) to that first answer, first invoke what the first answer took after the init
-(a small model loads there), warm the median of the answers after it. Never TensorFlow: the report says whether the
+MODEL_THREADS the thread count. It imports `function.app` as Lambda's runtime does (its init loads the container's
+only model and packs its weights), then answers INPUTS (role -> batch-1 array) through the model's runner: cold start
+is STARTED (the parent's time.time() at the spawn) to that first answer, first invoke what the first answer took
+after the init, warm the median of the answers after it. Never TensorFlow: the report says whether the
 process saw it imported, and it never does.
 """
 from __future__ import annotations
