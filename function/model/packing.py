@@ -17,7 +17,6 @@ import logging
 import time
 
 from function.errors import ModelUnavailable
-from function.model.runner import release_packed
 from function.model.threads import is_big
 
 log = logging.getLogger("function")
@@ -36,9 +35,9 @@ def load_at_init(registry) -> list[str]:
                     task.load()
                 except ModelUnavailable:
                     continue  # logged with its reason; it answers 503 and the others still serve
+                task.runner().hand_back_file_pages()
                 loaded.append(name)
     if loaded:
-        release_packed()
         log.info("models loaded at init", extra={"fields": {
             "models": loaded, "timings_ms": {"total": round((time.perf_counter() - started) * 1000.0, 3)}}})
     return loaded

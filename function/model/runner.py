@@ -68,6 +68,7 @@ class ModelRunner:
         self._interpreter = Interpreter(model_path=str(manifest.model_file), num_threads=self.num_threads)
         self._lock = threading.Lock()
         self._weights_packed = self._pack_weights()
+        self._pages_queued = False  # the mapped file's pages go to PACKED after the first invoke, unless handed back
         self._signature = self._interpreter.get_signature_runner(manifest.signature)
         # Each float input's dtype, looked up once rather than by every request (np.dtype: ~0.3 us a call).
         self._float_inputs = {spec.name: np.dtype(spec.dtype) for spec in manifest.inputs if spec.scale is None}
@@ -83,8 +84,16 @@ class ModelRunner:
             self._interpreter.allocate_tensors()
         except RuntimeError:
             return False
-        PACKED.append(str(self.manifest.model_file))
         return True
+
+    def hand_back_file_pages(self) -> None:
+        """Hands back the mapped file's pages now (the init, function/model/packing.py, after packing): the packed
+        weights replace them, and no later call has them to hand back."""
+        from function.model.resident import release_file_pages  # noqa: PLC0415 (only when a model loads at init)
+
+        if self._weights_packed and not self._pages_queued:
+            self._pages_queued = True
+            release_file_pages(str(self.manifest.model_file))
 
     @property
     def weights_packed(self) -> bool:
@@ -111,8 +120,8 @@ class ModelRunner:
                 raise refuse("invalid_shape", f"The model cannot run on inputs of shapes {shapes} (LiteRT: {reason}); "
                              "a model with a convolution over a sequence needs at least its kernel's width of "
                              "tokens.") from exc
-            if not self._weights_packed:
-                self._weights_packed = True
+            if not self._pages_queued:  # handed back at the next call of any model, not in this answer
+                self._weights_packed = self._pages_queued = True
                 PACKED.append(str(self.manifest.model_file))
         return {spec.role: dequantize(np.asarray(raw[spec.name]), spec) for spec in self.manifest.outputs}
 

@@ -20,6 +20,7 @@ from function.model.manifest import load_manifest
 from function.model.packing import load_at_init
 from function.model.runner import ModelRunner
 from tests.support.function_fixtures import demo_models  # noqa: F401
+from tests.support.resident import resident_bytes
 
 BIG = "efficientnet_lite0"
 
@@ -67,6 +68,8 @@ def test_the_init_of_a_container_serving_several_loads_and_packs_the_big_models_
     assert BIG in big and "tabular" not in big  # the line is EfficientNet-Lite0's size here
     assert load_at_init(registry) == big
     assert all(registry.task(name).runner().weights_packed for name in big)
+    file = registry.task(BIG).manifest.model_file  # packed, so its mapped pages were handed back at init
+    assert resident_bytes(file) < file.stat().st_size // 4
     assert sorted(name for name, task in registry.tasks.items() if task.loaded) == big
 
 

@@ -2,7 +2,6 @@
 model on), and the answers stay the same."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -13,21 +12,9 @@ from function.model.manifest import load_manifest
 from function.model.resident import read_only_mappings, release_file_pages
 from function.model.runner import ModelRunner
 from tests.support.function_fixtures import demo_models  # noqa: F401
+from tests.support.resident import resident_bytes
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's /proc")
-
-
-def resident_bytes(path: Path) -> int:
-    """Rss of every mapping of the file in this process, from /proc/self/smaps."""
-    target, total, inside = os.path.realpath(path), 0, False
-    with open("/proc/self/smaps") as lines:
-        for line in lines:
-            fields = line.split(maxsplit=5)
-            if not fields[0].endswith(":"):  # a mapping's header line; its attributes ("Rss:", ...) follow it
-                inside = len(fields) == 6 and fields[5].rstrip("\n") == target
-            elif inside and fields[0] == "Rss:":
-                total += int(fields[1]) * 1024
-    return total
 
 
 def test_the_first_invoke_hands_back_the_mapped_weights_and_answers_stay_equal(demo_models):  # noqa: F811
