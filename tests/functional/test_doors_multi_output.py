@@ -10,6 +10,7 @@ import json
 from urllib.parse import quote_plus
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
@@ -63,6 +64,16 @@ def door_service(registry, buckets, aws_environment):  # noqa: F811
     """A service whose default image model is the two-head one, with an empty result cache."""
     return make_service(registry, results_bucket=buckets[1], results_prefix=RESULTS, default_image_model=NAME,
                         uploads_prefix="uploads/")
+
+
+@pytest.fixture(scope="module")
+def classify_schemas(registry) -> dict[str, Draft202012Validator]:
+    """The /classify answers the OpenAPI document describes, by status: what a door's result file must be too."""
+    status, document = call(make_service(registry), "GET", "/openapi.json")
+    assert status == 200
+    responses = document["paths"]["/classify"]["post"]["responses"]
+    return {code: Draft202012Validator(responses[code]["content"]["application/json"]["schema"])
+            for code in ("200", "415")}
 
 
 def uncached(answer: dict) -> dict:
@@ -121,7 +132,7 @@ def test_an_sqs_message_stores_the_classify_answer_with_its_values(aws, buckets,
 
 
 def test_a_distributed_map_batch_stores_and_summarizes_the_classify_answers_with_their_values(
-        aws, buckets, door_service, pngs, classified):  # noqa: F811
+        aws, buckets, door_service, pngs, classified, classify_schemas):  # noqa: F811
     source, results = buckets
     keys = put_photos(aws, source, pngs, "d/")
     aws.s3.put_object(Bucket=source, Key="d/broken.png", Body=NOT_AN_IMAGE)  # a refusal among the answers
@@ -137,8 +148,10 @@ def test_a_distributed_map_batch_stores_and_summarizes_the_classify_answers_with
             stored = aws.read_json(results, f"{RESULTS}{source}/{key}.json")
             assert uncached(stored) == uncached(expected), run
             assert stored["predictions"][0]["cached"] == (run == "from the cache")
+            classify_schemas["200"].validate(stored)  # the values are part of the answer the document describes
     refused = aws.read_json(results, f"{RESULTS}{source}/d/broken.png.json")
     assert refused["error"]["code"] == "unsupported_image"
+    classify_schemas["415"].validate(refused)  # as /classify refuses such bytes
 
 
 def test_s3_batch_operations_tasks_store_the_classify_answers_with_their_values(aws, buckets, door_service,  # noqa: F811
