@@ -1,8 +1,9 @@
 """A model with two heads (a softmax digit and a linear "ink": tests/support/two_head_model.py, converted by the real
 convert) through every door: the answer an S3 upload, an SQS message, a Distributed Map item and an S3 Batch
 Operations task store is the /classify answer an HTTP client gets for the same photo, label, scores and the value
-head's `outputs` alike, exactly (the same model on the same bytes); what a door returns to its engine says the
-values too. Against moto's S3 over HTTP (kit/aws_server.py)."""
+head's `outputs` alike, exactly (the same model on the same bytes), served single-label or multi-label; what a door
+returns to its engine (a bulk run's summary, a completion report's resultString) says the values too. Against moto's
+S3 over HTTP (kit/aws_server.py)."""
 from __future__ import annotations
 
 import base64
@@ -18,19 +19,26 @@ from kit.aws_events import s3_object_created, sqs_batch
 from tests.support import two_head_model
 from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
 from tests.support.function_fixtures import call, make_service
+from tests.support.model_copies import multi_label_copy
 from tests.support.two_head_model import NAME, png_bytes
 
 pytestmark = pytest.mark.slow
 RESULTS = "predictions/"
 PHOTOS = 4  # held-out digits, sent one by one to /classify and together through the doors that batch
 NOT_AN_IMAGE = b"%PDF-1.7 not a photo at all"
+TAGS = "digits_ink_tags"
+THRESHOLD = 0.01  # low enough that most photos have two labels or more
 
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory) -> ModelRegistry:
+    """The two-head model, and the same served multi-label as TAGS (each digit its own label's score)."""
     converted = two_head_model.converted_two_heads(tmp_path_factory)
     assert converted.code == 0, converted.err
-    return ModelRegistry(converted.models)
+    root = tmp_path_factory.mktemp("door_models")
+    (root / NAME).symlink_to(converted.models / NAME)
+    multi_label_copy(converted.models / NAME, root, TAGS)
+    return ModelRegistry(root)
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +188,40 @@ def test_an_upload_that_is_not_an_image_stores_its_error_code_for_a_two_head_mod
     stored = aws.read_json(results, f"{RESULTS}{source}/uploads/report.png.json")
     assert set(stored) == {"error"} and stored["error"]["code"] == "unsupported_image"
     assert aws.tags(source, "uploads/report.png") == {"error": "unsupported_image"}
+
+
+def test_a_multi_label_two_head_model_keeps_its_values_beside_its_labels_through_the_doors(
+        aws, aws_environment, buckets, registry, pngs):  # noqa: F811
+    source, results = buckets
+    http = make_service(registry)
+    expected = []
+    for png in pngs:
+        status, answer = call(http, "POST", "/classify", {"image": base64.b64encode(png).decode(), "model": TAGS,
+                                                          "threshold": THRESHOLD})
+        assert status == 200, answer
+        expected.append(uncached(answer))
+    assert any(len(answer["predictions"][0]["labels"]) > 1 for answer in expected)
+    assert all(set(answer["predictions"][0]) == {"labels", "outputs"} for answer in expected)
+    doors = make_service(registry, results_bucket=results, results_prefix=RESULTS)
+
+    keys = put_photos(aws, source, pngs, "m/")
+    summary = handle_event(doors, {"Items": [{"Key": key} for key in keys], "BatchInput": {
+        "task": "classify", "model": TAGS, "options": {"threshold": THRESHOLD}, "bucket": source,
+        "results": {"bucket": results, "prefix": RESULTS}}}, None)
+    assert summary["answers"] == [
+        {"item": key, "labels": [entry["label"] for entry in answer["predictions"][0]["labels"]],
+         "outputs": answer["predictions"][0]["outputs"]} for key, answer in zip(keys, expected)]
+    assert [uncached(aws.read_json(results, f"{RESULTS}{source}/{key}.json")) for key in keys] == expected
+
+    other = aws.bucket()
+    keys = put_photos(aws, other, pngs, "b/")
+    answer = handle_event(doors, {"invocationSchemaVersion": "2.0", "invocationId": "inv-2", "job": {
+        "id": "job-2", "userArguments": {"model": TAGS, "options": json.dumps({"threshold": THRESHOLD})}},
+        "tasks": [{"taskId": f"t{i}", "s3Bucket": other, "s3Key": key, "s3VersionId": None}
+                  for i, key in enumerate(keys)]}, None)
+    for result, wanted in zip(answer["results"], expected):
+        prediction = wanted["predictions"][0]
+        labels = " ".join(entry["label"] for entry in prediction["labels"])
+        assert result == {"taskId": result["taskId"], "resultCode": "Succeeded",
+                          "resultString": f"labels: {labels} ink={prediction['outputs']['ink']}"}
+    assert [uncached(aws.read_json(results, f"{RESULTS}{other}/{key}.json")) for key in keys] == expected
