@@ -27,6 +27,7 @@ from function.model.files import PRESENT, ModelFiles
 from function.model.manifest import Manifest, ManifestError
 from function.model.runner import ModelRunner
 from function.records import named_tuple
+from function.tasks.values import values_line
 
 Result = dict
 
@@ -170,13 +171,18 @@ class Task(ABC):
 
     def summary(self, result: Result) -> dict:
         """What a bulk run's report says of one result (the full answer is its result file): a classifier's label
-        and score, or its labels (multi-label: every label at or above the threshold, best first)."""
+        and score, or its labels (multi-label: every label at or above the threshold, best first), and the values
+        of the outputs beside them (a value head's `outputs`), as the answer has them."""
         if "labels" in result:
-            return {"labels": [entry["label"] for entry in result["labels"]]}
-        return {"label": result["label"], "score": result["score"]}
+            found = {"labels": [entry["label"] for entry in result["labels"]]}
+        else:
+            found = {"label": result["label"], "score": result["score"]}
+        return {**found, "outputs": result["outputs"]} if "outputs" in result else found
 
     def summary_line(self, summary: dict) -> str:
         """`summary` as a short line (an S3 Batch Operations completion report's resultString)."""
         if "labels" in summary:
-            return "labels: " + (" ".join(summary["labels"]) or "none")
-        return f"{summary['label']} {summary['score']:.3f}"
+            line = "labels: " + (" ".join(summary["labels"]) or "none")
+        else:
+            line = f"{summary['label']} {summary['score']:.3f}"
+        return f"{line} {values_line(summary['outputs'])}" if "outputs" in summary else line

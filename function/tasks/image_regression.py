@@ -8,7 +8,7 @@ import numpy as np
 
 from function.tasks.base import Batch, Result
 from function.tasks.image_classification import ImageClassification
-from function.tasks.values import is_values, value_rows, value_specs
+from function.tasks.values import is_values, value_rows, value_specs, values_line
 
 ANSWERED_AT = ("it answers values: send the image to TensorFlow Serving's REST API, POST /v1/models/{name}:predict "
                "with {\"instances\": [{\"b64\": \"<image in base64>\"}]}")
@@ -40,4 +40,4 @@ class ImageRegression(ImageClassification):
         return {"outputs": result["outputs"]}
 
     def summary_line(self, summary: dict) -> str:
-        return "values: " + " ".join(f"{name}={values[:4]}" for name, values in summary["outputs"].items())
+        return "values: " + values_line(summary["outputs"])

@@ -41,3 +41,8 @@ def is_values(value: object, specs: tuple[TensorSpec, ...]) -> bool:
                 for item in values):
             return False
     return True
+
+
+def values_line(values: dict[str, list[float]]) -> str:
+    """Values as a short line's words, `name=[first values]` for each output (a completion report's resultString)."""
+    return " ".join(f"{name}={row[:4]}" for name, row in values.items())

@@ -8,44 +8,24 @@ sklearn's digits (8x8 grey photos), saved as `.keras` files and converted by the
   from the photo's bytes (the Open Inference Protocol from its pixels), and whose /classify says where they are."""
 from __future__ import annotations
 
-import io
 import json
-from base64 import b64encode
 
 import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
-from PIL import Image
 
 from convert.fidelity.classification import SCORE_BOUNDS
 from convert.fidelity.tensor import TOLERANCES
 from convert.report_page import main as report_page
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
+from tests.support import two_head_model
 from tests.support.convert_models import seeded_keras
+from tests.support.two_head_model import HELD_OUT, LABELS, MODE, TRAIN, VALIDATION, digit_photos, png
 from kit.events import http_api_event
 from tests.support.function_fixtures import make_service
 
 pytestmark = pytest.mark.slow
-
-MODE = "float16"  # a quantized mode: the bounds are the gate's for it, not float32's near-equality
-LABELS = [str(digit) for digit in range(10)]
-TRAIN, VALIDATION, HELD_OUT = 1200, 100, 60
-
-
-def digit_photos():
-    """sklearn's digits as the 8x8 grey uint8 photos a client sends (0..16 scaled to 0..255), and their digits."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    photos = np.clip(np.round(digits.images * 16), 0, 255).astype(np.uint8)[..., np.newaxis]
-    return photos, digits.target
-
-
-def png(photo: np.ndarray) -> str:
-    buffer = io.BytesIO()
-    Image.fromarray(photo[:, :, 0], "L").save(buffer, "PNG")
-    return b64encode(buffer.getvalue()).decode()
 
 
 def classify(service, model: str, photos: np.ndarray) -> tuple[int, dict]:
@@ -63,49 +43,25 @@ def classify(service, model: str, photos: np.ndarray) -> tuple[int, dict]:
 
 @pytest.fixture(scope="module")
 def two_heads(tmp_path_factory):
-    """The guide's shape: shared layers, then a softmax class head and a linear value head, named."""
-    keras = seeded_keras()
-    layers = keras.layers
-    photos, digits = digit_photos()
-    pixels = photos.astype(np.float32)
-    ink = pixels.mean(axis=(1, 2, 3)) / 255.0 * 10  # the photo's brightness, on a 0..10 scale
-
-    image_input = keras.Input(shape=(8, 8, 1), name="image")
-    x = layers.Rescaling(1.0 / 255)(image_input)
-    x = layers.Conv2D(16, 3, activation="relu")(x)
-    x = layers.Flatten()(x)
-    x = layers.Dense(32, activation="relu")(x)
-    digit_pred = layers.Dense(10, activation="softmax", name="digit")(x)
-    ink_pred = layers.Dense(1, name="ink")(x)
-    model = keras.Model(inputs=image_input, outputs=[digit_pred, ink_pred])
-    model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                  loss={"digit": keras.losses.SparseCategoricalCrossentropy(), "ink": keras.losses.MeanSquaredError()},
-                  loss_weights={"digit": 1.0, "ink": 0.2})
-    model.fit(pixels[:TRAIN], {"digit": digits[:TRAIN], "ink": ink[:TRAIN]}, epochs=6, batch_size=64, verbose=0)
-
-    folder = tmp_path_factory.mktemp("two_heads")
-    model.save(folder / "digits_ink.keras")
-    validation = photos[TRAIN:TRAIN + VALIDATION]
-    digit_expected, ink_expected = model.predict(validation.astype(np.float32), verbose=0)
-    np.savez(folder / "validation.npz", raw_images=validation, expected_digit=digit_expected,
-             expected_ink=ink_expected)
-    (folder / "labels.txt").write_text("\n".join(LABELS) + "\n")
-    return model, folder, photos[-HELD_OUT:]
+    """The guide's shape: shared layers, then a softmax class head and a linear value head, named (built once per
+    session: tests/support/two_head_model.py)."""
+    built = two_head_model.two_heads(tmp_path_factory)
+    return built.model, built.folder, built.held_out
 
 
-def test_two_heads_on_classify_answer_the_label_and_the_value_beside_it(two_heads, tmp_path, run_convert):
+def test_two_heads_on_classify_answer_the_label_and_the_value_beside_it(two_heads, tmp_path_factory):
     model, folder, held_out = two_heads
-    code, out, err = run_convert(folder / "digits_ink.keras", tmp_path / "models" / "digits_ink", "--quantization",
-                                 MODE)
+    converted = two_head_model.converted_two_heads(tmp_path_factory)  # python -m convert, once per session
+    code, out, err = converted.code, converted.out, converted.err
     assert code == 0, err
     assert "class_output: the one output of 2 that ends in softmax" in out
-    manifest = json.loads((tmp_path / "models" / "digits_ink" / "manifest.json").read_text())
+    manifest = json.loads((converted.models / "digits_ink" / "manifest.json").read_text())
     assert manifest["task"] == "image_classification" and manifest["labels"] == LABELS
     assert [(spec["name"], spec["role"]) for spec in manifest["outputs"]] == [("digit", "scores"), ("ink", "ink")]
     assert manifest["fidelity"]["passed"] and set(manifest["fidelity"]["served"]["outputs"]) == {"ink"}
-    assert report_page([str(tmp_path / "models" / "digits_ink")]) == 0  # the page ranks the class head's scores
+    assert report_page([str(converted.models / "digits_ink")]) == 0  # the page ranks the class head's scores
 
-    service = make_service(ModelRegistry(tmp_path / "models"))
+    service = make_service(ModelRegistry(converted.models))
     digit_wanted, ink_wanted = model.predict(held_out.astype(np.float32), verbose=0)
     status, answer = classify(service, "digits_ink", held_out)
     assert status == 200, answer
