@@ -2,7 +2,8 @@
 function refuses with a 400 what the interpreter would fail on (docs/model-format.md, "Input bounds"):
 
 - `max_shape`: each open dimension's largest size, probed by running the model with every open dimension of every
-  input at one length (one length for all, because a text model's input_ids and attention_mask must agree);
+  input at one length (one length for all, because a text model's input_ids and attention_mask must agree), from
+  the shortest it runs at (1, or a convolution's width for one over a sequence without padding);
 - `value_range`: for an integer input that indexes a table (GATHER or EMBEDDING_LOOKUP, through casts, reshapes
   and the negative-index wrap TensorFlow adds), 0 to the smallest such table's rows - 1, checked by running the
   model at both ends.
@@ -32,12 +33,13 @@ def input_bounds(content: bytes) -> dict[str, dict]:
     bounds: dict[str, dict] = {name: {} for name in model.inputs}
     for name, rows in tables.items():
         bounds[name]["value_range"] = [0, rows - 1]
-    length = _largest_length(content, model, tables) if _open_inputs(model) else None
+    smallest = _smallest_length(content, model, tables) if _open_inputs(model) else None
+    length = _largest_length(content, model, tables, smallest) if smallest is not None else None
     for name, details in model.inputs.items():
         if any(dim < 0 for dim in details.shape[1:]):
             bounds[name]["max_shape"] = [-1, *(length if dim < 0 else dim for dim in details.shape[1:])]
     for name, rows in tables.items():
-        _check_range(content, model, tables, name, rows, length)
+        _check_range(content, model, tables, name, rows, smallest)
     return bounds
 
 
@@ -95,11 +97,27 @@ def _runs(content: bytes, model: LiteRTModel, tables: dict[str, int], length: in
     return True
 
 
-def _largest_length(content: bytes, model: LiteRTModel, tables: dict[str, int]) -> int:
-    if not _runs(content, model, tables, 1):
+def _smallest_length(content: bytes, model: LiteRTModel, tables: dict[str, int]) -> int:
+    """1 for most models; more for one that cannot run that short (a convolution over a sequence without padding
+    needs its kernel's width): lengths double from 2, then bisect. The function refuses shorter requests with
+    400 invalid_shape, as the model itself fails on them."""
+    if _runs(content, model, tables, 1):
+        return 1
+    bad, length = 1, 2
+    while length <= PROBE_LIMIT and not _runs(content, model, tables, length):
+        bad, length = length, length * 2
+    if length > PROBE_LIMIT:
         raise ConversionError("input_bounds", f"the model does not run with its open dimensions "
-                              f"({', '.join(_open_inputs(model))}) at length 1")
-    good, length = 1, FIRST_PROBE
+                              f"({', '.join(_open_inputs(model))}) at any length from 1 to {PROBE_LIMIT}")
+    good = length
+    while good - bad > 1:  # good runs, bad does not
+        middle = (good + bad) // 2
+        good, bad = (middle, bad) if _runs(content, model, tables, middle) else (good, middle)
+    return good
+
+
+def _largest_length(content: bytes, model: LiteRTModel, tables: dict[str, int], smallest: int) -> int:
+    good, length = smallest, max(FIRST_PROBE, smallest * 2)
     while length <= PROBE_LIMIT and _runs(content, model, tables, length):
         good, length = length, length * 2
     if good == PROBE_LIMIT:
@@ -112,9 +130,9 @@ def _largest_length(content: bytes, model: LiteRTModel, tables: dict[str, int]) 
 
 
 def _check_range(content: bytes, model: LiteRTModel, tables: dict[str, int], name: str, rows: int,
-                 length: int | None) -> None:
-    """The table read from the graph is the one that bounds the input: its last row runs, one more does not."""
-    short = 1 if length is not None else None
+                 short: int | None) -> None:
+    """The table read from the graph is the one that bounds the input: its last row runs, one more does not (at
+    the shortest length the model runs at; None: no open dimension)."""
     if not _runs(content, model, tables, short, {name: rows - 1}) or _runs(content, model, tables, short,
                                                                            {name: rows}):
         raise ConversionError("input_bounds", f"input {name!r} looks like ids into a table of {rows} rows, but the "

@@ -1,24 +1,22 @@
 """A convolution over an open-length sequence (token ids -> embedding -> Conv1D -> max over time, as keras.io's text
-CNNs are built), served by the real function. LiteRT cannot size such a graph at the 1 token its open length is saved
-as, nor for a request shorter than the kernel. `convert` refuses it for that (input_bounds), but a model directory
-made elsewhere (by hand, by an older convert, on EFS) can hold one: the model still loads (its weights packed on the
-first call instead of when it loads), answers full-length inputs as the Keras model does, and a too-short request
-gets 400 (invalid_shape), the model answering the next one as before."""
+CNNs are built), converted by the real convert and served by the real function. LiteRT cannot size such a graph at
+the 1 token its open length is saved as, nor for a request shorter than the kernel, and neither can Keras: convert
+probes its bounds from the shortest length it runs at, the function loads it (its weights packed on the first call
+instead of when it loads), answers full-length inputs as the Keras model does, and a too-short request gets 400
+(invalid_shape), the model answering the next one as before."""
 from __future__ import annotations
 
 import json
 
 import numpy as np
 import pytest
-from ai_edge_litert.interpreter import Interpreter
 
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
-from function.model.files import file_sha256
-from function.model.manifest import SUPPORTED_SCHEMA, load_manifest
+from function.model.manifest import load_manifest
 from function.model.runner import ModelRunner
 from kit.events import http_api_event
-from tests.support.convert_models import seeded_keras
+from tests.support.convert_models import SEED, seeded_keras, write_model_dir
 from tests.support.function_fixtures import make_service
 
 KERNEL, VOCABULARY, LENGTH = 5, 50, 12
@@ -26,29 +24,30 @@ KERNEL, VOCABULARY, LENGTH = 5, 50, 12
 
 @pytest.fixture(scope="module")
 def sequence_cnn(tmp_path_factory):
-    """(a model directory holding it, converted by TFLiteConverter with a manifest written by hand; the Keras
-    model)."""
+    """(the converted model directory, the Keras model)."""
     keras = seeded_keras()
-    import tensorflow as tf  # noqa: PLC0415 (imported by seeded_keras already)
-
     ids = keras.Input(shape=(None,), dtype="int32", name="ids")
     hidden = keras.layers.Embedding(VOCABULARY, 8)(ids)
     hidden = keras.layers.Conv1D(4, KERNEL, activation="relu")(hidden)
     scores = keras.layers.Dense(3, activation="softmax", name="scores")(keras.layers.GlobalMaxPooling1D()(hidden))
     model = keras.Model(ids, scores, name="sequence_cnn")
+    samples = np.random.default_rng(SEED).integers(1, VOCABULARY, (40, LENGTH)).astype(np.int32)
     root = tmp_path_factory.mktemp("sequence_cnn")
-    model.export(str(root / "saved"), verbose=False)
+    saved = write_model_dir(root / "saved", model, {"schema": 1, "name": "sequence_cnn", "task": "tensor",
+                                                     "validation": {"samples": "validation.npz"}},
+                            {"inputs_ids": samples})
+    from convert.__main__ import main  # noqa: PLC0415 (TensorFlow: imported once seeded_keras has)
+
     out = root / "models" / "sequence_cnn"
-    out.mkdir(parents=True)
-    (out / "model.tflite").write_bytes(tf.lite.TFLiteConverter.from_saved_model(str(root / "saved")).convert())
-    (output_name,) = Interpreter(model_path=str(out / "model.tflite")).get_signature_list()["serving_default"][
-        "outputs"]
-    manifest = {"schema": SUPPORTED_SCHEMA, "name": "sequence_cnn", "task": "tensor", "quantization": "float32",
-                "model_file": "model.tflite", "files": {"model.tflite": file_sha256(out / "model.tflite")},
-                "inputs": [{"name": "ids", "shape": [-1, -1], "dtype": "int32"}],
-                "outputs": [{"name": output_name, "shape": [-1, 3], "dtype": "float32"}]}
-    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main([str(saved), str(out), "--quantization", "float32"]) == 0
     return out, model
+
+
+def test_convert_probes_its_bounds_from_the_shortest_length_it_runs_at(sequence_cnn):
+    out, _ = sequence_cnn
+    (ids,) = json.loads((out / "manifest.json").read_text())["inputs"]
+    assert ids["value_range"] == [0, VOCABULARY - 1]  # checked at 5 tokens, the kernel's width
+    assert ids["max_shape"][0] == -1 and ids["max_shape"][1] >= 1024  # no position table: long texts run
 
 
 def predict(service, instances: list) -> tuple[int, dict]:
