@@ -88,3 +88,4 @@ def test_the_compare_table_names_each_models_mode_and_memory():
     assert markdown.startswith("\n### What `convert --compare` recommends\n\nWhat `python -m convert --compare`")
     assert verdicts == ["met: resnet50: convert --compare names a mode and a memory size",
                         "**missed**: bert_base: convert --compare names a mode and a memory size (it timed out)"]
+
