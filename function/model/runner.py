@@ -97,7 +97,8 @@ class ModelRunner:
 
     @property
     def weights_packed(self) -> bool:
-        """True once XNNPACK has packed the weights: a big model's when it loads, another's on its first invoke."""
+        """True once XNNPACK has packed the weights: when the runner is made, or on the first invoke of a model LiteRT
+        cannot size at its saved shapes."""
         return self._weights_packed
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
