@@ -18,7 +18,7 @@ from PIL import Image
 from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from kit.aws_events import s3_object_created, sqs_batch
-from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment, buckets  # noqa: F401
 from tests.support.function_fixtures import call, demo_models, make_service  # noqa: F401
 from tests.support.model_copies import multi_label_copy
 from kit.s3_proxy import S3Proxy
@@ -56,11 +56,6 @@ def proxy(aws_environment, monkeypatch):  # noqa: F811
     with S3Proxy(aws_environment.endpoint) as running:
         monkeypatch.setenv("AWS_ENDPOINT_URL_S3", running.url)
         yield running
-
-
-@pytest.fixture()
-def buckets(aws):  # noqa: F811
-    return aws.bucket(), aws.bucket()
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.support.aws_fixtures import aws  # noqa: F401
+from tests.support.aws_fixtures import aws, buckets  # noqa: F401
 from tests.support.bulk_definition import EXAMPLE_SUBSTITUTIONS, substituted
 from tests.support.step_functions import LambdaServiceError, StateMachineRehearsal
 
@@ -20,11 +20,6 @@ class BatchNotFinished(RuntimeError):
 
 class InvalidBatchInput(ValueError):
     pass
-
-
-@pytest.fixture()
-def buckets(aws):  # noqa: F811
-    return aws.bucket(), aws.bucket()
 
 
 def rehearsal(aws, buckets, worker) -> StateMachineRehearsal:  # noqa: F811

@@ -16,7 +16,7 @@ from function.cache.memory import MemoryResultStore
 from function.config import ServiceSettings
 from function.entry import handle_event
 from function.service import Service
-from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment, buckets  # noqa: F401
 from tests.support.bulk_definition import EXAMPLE_SUBSTITUTIONS, substituted
 from tests.support.function_fixtures import call, demo_models, registry  # noqa: F401
 from kit.s3_proxy import S3Proxy
@@ -45,11 +45,6 @@ def proxy(aws_environment, monkeypatch):  # noqa: F811
     with S3Proxy(aws_environment.endpoint) as running:
         monkeypatch.setenv("AWS_ENDPOINT_URL_S3", running.url)  # the function's S3 calls go through it
         yield running
-
-
-@pytest.fixture()
-def buckets(aws):  # noqa: F811
-    return aws.bucket(), aws.bucket()
 
 
 @pytest.fixture()

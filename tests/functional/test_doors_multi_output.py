@@ -17,7 +17,7 @@ from function.catalog.registry import ModelRegistry
 from function.entry import handle_event
 from kit.aws_events import s3_object_created, sqs_batch
 from tests.support import two_head_model
-from tests.support.aws_fixtures import aws, aws_environment  # noqa: F401
+from tests.support.aws_fixtures import aws, aws_environment, buckets  # noqa: F401
 from tests.support.function_fixtures import call, make_service
 from tests.support.model_copies import multi_label_copy
 from tests.support.two_head_model import NAME, png_bytes
@@ -60,11 +60,6 @@ def classified(registry, pngs) -> list[dict]:
         answers.append({**answer, "predictions": [prediction]})
     assert len({answer["predictions"][0]["outputs"]["ink"][0] for answer in answers}) == PHOTOS  # values differ
     return answers
-
-
-@pytest.fixture()
-def buckets(aws):  # noqa: F811
-    return aws.bucket(), aws.bucket()
 
 
 @pytest.fixture()

@@ -1,7 +1,7 @@
 """The suite's S3 and SQS fixtures, on kit/aws_server.py's shared moto server.
 
 `aws` is the session's server; `aws_environment` points this process's S3 calls at it with fake credentials, for one
-test; `bucket` is a new empty bucket there.
+test; `bucket` is a new empty bucket there, `buckets` two (the doors' tests: where inputs are, where results go).
 """
 from __future__ import annotations
 
@@ -27,3 +27,8 @@ def aws_environment(aws, monkeypatch) -> AwsServer:
 @pytest.fixture
 def bucket(aws_environment) -> str:
     return aws_environment.bucket()
+
+
+@pytest.fixture
+def buckets(aws) -> tuple[str, str]:
+    return aws.bucket(), aws.bucket()
