@@ -116,7 +116,7 @@ def model_table(samples: dict, model: str, gflop: float) -> str:
 def spread(samples: dict, key: tuple, name: str, style: str) -> str:
     """The median and, in brackets, the range over the rounds: two stacks whose ranges overlap are a tie."""
     values = samples[key][name]
-    return (f"{statistics.median(values):{style}} ({min(values):{style}}-{max(values):{style}})")
+    return f"{statistics.median(values):{style}} ({min(values):{style}}-{max(values):{style}})"
 
 
 def verdicts(samples: dict, models: tuple[str, ...] = big_models.MODELS) -> list[str]:

@@ -130,11 +130,6 @@ def build_onnx(name: str) -> Path:
     return out
 
 
-if __name__ == "__main__":
-    for requested in sys.argv[1:] or MODELS:
-        print(build(requested), build_onnx(requested))
-
-
 MATRIX_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
 
 
@@ -172,3 +167,8 @@ def count_gflop(model_file: Path) -> float:
         else:  # FULLY_CONNECTED, BATCH_MATMUL: each output sums over the first input's last axis
             multiply_adds += outputs * shape(op["inputs"][0])[-1]
     return 2 * multiply_adds / 1e9
+
+
+if __name__ == "__main__":
+    for requested in sys.argv[1:] or MODELS:
+        print(build(requested), build_onnx(requested))

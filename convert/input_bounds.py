@@ -109,11 +109,7 @@ def _smallest_length(content: bytes, model: LiteRTModel, tables: dict[str, int])
     if length > PROBE_LIMIT:
         raise ConversionError("input_bounds", f"the model does not run with its open dimensions "
                               f"({', '.join(_open_inputs(model))}) at any length from 1 to {PROBE_LIMIT}")
-    good = length
-    while good - bad > 1:  # good runs, bad does not
-        middle = (good + bad) // 2
-        good, bad = (middle, bad) if _runs(content, model, tables, middle) else (good, middle)
-    return good
+    return _edge(content, model, tables, good=length, bad=bad)
 
 
 def _largest_length(content: bytes, model: LiteRTModel, tables: dict[str, int], smallest: int) -> int:
@@ -122,8 +118,12 @@ def _largest_length(content: bytes, model: LiteRTModel, tables: dict[str, int], 
         good, length = length, length * 2
     if good == PROBE_LIMIT:
         return good
-    bad = length
-    while bad - good > 1:  # good runs, bad does not
+    return _edge(content, model, tables, good=good, bad=length)
+
+
+def _edge(content: bytes, model: LiteRTModel, tables: dict[str, int], good: int, bad: int) -> int:
+    """The length next to `bad` that still runs, by bisection: `good` runs, `bad` does not, on either side of it."""
+    while abs(bad - good) > 1:
         middle = (good + bad) // 2
         good, bad = (middle, bad) if _runs(content, model, tables, middle) else (good, middle)
     return good
