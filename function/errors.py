@@ -170,8 +170,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "unknown_category": ErrorCode(InvalidInput, "a structured model's column value outside its vocabulary, where "
                                   "the lookup layer had no out-of-vocabulary index (num_oov_indices=0)"),
     "invalid_shape": ErrorCode(InvalidInput, "a tensor's rank or a fixed dimension differs from the input's, v2 "
-                               "data does not hold as many values as its shape, or inputs open in the same "
-                               "dimension (ids and their mask) differ in size there"),
+                               "data does not hold as many values as its shape, inputs open in the same "
+                               "dimension (ids and their mask) differ in size there, or shapes the model's graph "
+                               "cannot run (a sequence shorter than a convolution's kernel)"),
     "dimension_too_large": ErrorCode(InvalidInput, "an open dimension (a sequence length) beyond the largest the "
                                      "model takes, its manifest's max_shape; the message names the input and bound"),
     "tensor_too_large": ErrorCode(InvalidInput, "a tensor (batch included) declared or sent with more than "
